@@ -75,7 +75,7 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "459840ef2e92adbc3bff0d55b5fe9880185081d3",
+        sha1: "a6ac1720842393b012e3ffc0b919794629db7904",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
@@ -116,7 +116,7 @@ pub mod app_log {
     #[doc = " the message is counted and pushed to the recent log (`<ms> <message>`, the last"]
     #[doc = " `keep` kept)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `459840ef2e92adbc3bff0d55b5fe9880185081d3`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `a6ac1720842393b012e3ffc0b919794629db7904`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -149,7 +149,7 @@ pub mod app_log {
     pub static RECENT: crate::Script = crate::Script {
         name: "app_log/recent",
         path: "scripts/app_log/recent.lua",
-        sha1: "ab630e9ee0b7e416b548b59bd3f39ff1dc9e5c30",
+        sha1: "1333e97a0a6cea1b7f1f29574b421357b3f0c499",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/recent.lua")),
         flags: &[],
         summary: "Logs a message to a recent log: pushes it with the server's time and keeps the last `keep`, in one step.",
@@ -181,7 +181,7 @@ pub mod app_log {
     #[doc = " Unix ms (Lua in Redis has no date formatting, and one clock orders every server's"]
     #[doc = " entries)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `ab630e9ee0b7e416b548b59bd3f39ff1dc9e5c30`)."]
+    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `1333e97a0a6cea1b7f1f29574b421357b3f0c499`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `recent` (a list, named `recent:{<name>:<severity>}`): the newest entries first, each `<ms> <message>`"]
@@ -229,7 +229,7 @@ pub mod autocomplete {
     pub static FEED: crate::Script = crate::Script {
         name: "autocomplete/feed",
         path: "scripts/autocomplete/feed.lua",
-        sha1: "0f31e6ef8d79769436384b394f88080c5e20d9b4",
+        sha1: "7159fec92ac9d89c910662a387c70bd8b37a0b4c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/autocomplete/feed.lua")),
         flags: &[],
         summary: "Feeds a content into the table of each of its prefixes, in one step (the book's `feed`, `set` and `feedex`).",
@@ -270,7 +270,7 @@ pub mod autocomplete {
     #[doc = " each table to its heaviest entries: the lightest beyond it are dropped (at most 100"]
     #[doc = " per table per call), so the memory of a table is bounded whatever is fed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/autocomplete/feed.lua` (`autocomplete/feed`, SHA1 `0f31e6ef8d79769436384b394f88080c5e20d9b4`)."]
+    #[doc = " Runs `scripts/autocomplete/feed.lua` (`autocomplete/feed`, SHA1 `7159fec92ac9d89c910662a387c70bd8b37a0b4c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tables...` (a zset, 1 to 64 keys, named `{<subject>}:<prefix>`): the content's prefix tables, shortest first (at most 64 characters)"]
@@ -304,7 +304,7 @@ pub mod autocomplete {
     pub static REMOVE: crate::Script = crate::Script {
         name: "autocomplete/remove",
         path: "scripts/autocomplete/remove.lua",
-        sha1: "b06f6f5a7d1cc194a79267fed5b9c5ebfb3827e7",
+        sha1: "1a984f3345b4486d4f43a07999181f5a7e34db57",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/autocomplete/remove.lua")),
         flags: &[],
         summary: "Removes a content from the suggestion table of each of its prefixes, in one step.",
@@ -332,7 +332,7 @@ pub mod autocomplete {
     #[doc = " Beyond the book, which has no way to take a suggestion back. Tables left empty are"]
     #[doc = " deleted by Redis."]
     #[doc = ""]
-    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `b06f6f5a7d1cc194a79267fed5b9c5ebfb3827e7`)."]
+    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `1a984f3345b4486d4f43a07999181f5a7e34db57`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tables...` (a zset, 1 to 64 keys, named `{<subject>}:<prefix>`): the prefix tables of the content, shortest prefix first"]
@@ -415,7 +415,7 @@ pub mod barrier {
     pub static ARRIVE: crate::Script = crate::Script {
         name: "barrier/arrive",
         path: "scripts/barrier/arrive.lua",
-        sha1: "81f4169dce72f33087667ab94118ee7309704574",
+        sha1: "3b9481c9a7faa9a3193cea34960d291e6907b288",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/arrive.lua")),
         flags: &[],
         summary: "Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.",
@@ -470,7 +470,7 @@ pub mod barrier {
     #[doc = " broken: its outcome is forgotten). Ended generations append to `wake`, which wakes"]
     #[doc = " every waiter at once; none depends on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `81f4169dce72f33087667ab94118ee7309704574`)."]
+    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `3b9481c9a7faa9a3193cea34960d291e6907b288`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen (the current generation)"]
@@ -507,7 +507,7 @@ pub mod barrier {
     pub static LEAVE: crate::Script = crate::Script {
         name: "barrier/leave",
         path: "scripts/barrier/leave.lua",
-        sha1: "0058fc58b1952f81c3151973aff5e55963cf2d8a",
+        sha1: "49949fbf273fd2bad4c90b120d93c8e3ea4b13e0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/leave.lua")),
         flags: &[],
         summary: "Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.",
@@ -542,7 +542,7 @@ pub mod barrier {
     #[doc = " the next generation begins. A party that was not waiting (released, broken, or never"]
     #[doc = " there) changes nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `0058fc58b1952f81c3151973aff5e55963cf2d8a`)."]
+    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `49949fbf273fd2bad4c90b120d93c8e3ea4b13e0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -572,7 +572,7 @@ pub mod barrier {
     pub static RESET: crate::Script = crate::Script {
         name: "barrier/reset",
         path: "scripts/barrier/reset.lua",
-        sha1: "b39a12af58cfaa6ad3a3ab609330255571749ed5",
+        sha1: "e364312f268745949c967a8d044d6835a8ab282b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/reset.lua")),
         flags: &[],
         summary: "Breaks the barrier's current generation if a party waits in it; nil when none does.",
@@ -603,7 +603,7 @@ pub mod barrier {
     #[doc = " next run (woken through `wake`), and the next generation begins; with no party"]
     #[doc = " waiting, nothing changes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `b39a12af58cfaa6ad3a3ab609330255571749ed5`)."]
+    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `e364312f268745949c967a8d044d6835a8ab282b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -629,7 +629,7 @@ pub mod barrier {
     pub static STATE: crate::Script = crate::Script {
         name: "barrier/state",
         path: "scripts/barrier/state.lua",
-        sha1: "ea73100ee9137a33e882f33c493e3c747c83d73e",
+        sha1: "ff9e5f424a5d74be0c71d15d97cd3eb630c24278",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/state.lua")),
         flags: &["no-writes", ],
         summary: "The barrier's parties, current generation, the parties waiting in it and how many of those leases ran out.",
@@ -657,7 +657,7 @@ pub mod barrier {
     #[doc = " Beyond the books. A party whose lease ran out still counts as waiting until a call"]
     #[doc = " breaks the generation (the next `arrive`, `leave` or `reset`, whoever calls it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/state.lua` (`barrier/state`, SHA1 `ea73100ee9137a33e882f33c493e3c747c83d73e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/barrier/state.lua` (`barrier/state`, SHA1 `ff9e5f424a5d74be0c71d15d97cd3eb630c24278`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -714,7 +714,7 @@ pub mod bloom {
     pub static ADD: crate::Script = crate::Script {
         name: "bloom/add",
         path: "scripts/bloom/add.lua",
-        sha1: "52b3c86e53570abdbb570f2af217fcfc96089c84",
+        sha1: "e979c142fae004cb9fd3e9714e183e3c1821a21d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
         flags: &[],
         summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
@@ -763,7 +763,7 @@ pub mod bloom {
     #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
     #[doc = " low by the items that were false positives when they were added)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `52b3c86e53570abdbb570f2af217fcfc96089c84`)."]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `e979c142fae004cb9fd3e9714e183e3c1821a21d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -800,7 +800,7 @@ pub mod bloom {
     pub static CHECK: crate::Script = crate::Script {
         name: "bloom/check",
         path: "scripts/bloom/check.lua",
-        sha1: "fc3f34fe7479cd029c067b85282889f4e781ded7",
+        sha1: "3c768dbca4229df60e412c991f472cf47d25fe28",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
         flags: &["no-writes", ],
         summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
@@ -841,7 +841,7 @@ pub mod bloom {
     #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
     #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `fc3f34fe7479cd029c067b85282889f4e781ded7`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `3c768dbca4229df60e412c991f472cf47d25fe28`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -878,7 +878,7 @@ pub mod bloom {
     pub static INFO: crate::Script = crate::Script {
         name: "bloom/info",
         path: "scripts/bloom/info.lua",
-        sha1: "8f1e33cbd4476dcf34ba13fee8cbe66879195bba",
+        sha1: "5c35b3fd54163c12d2f57f014a1253f96252c3f5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/info.lua")),
         flags: &["no-writes", ],
         summary: "Reads one partition's parameters, shape and count of items added, or nil when it does not exist.",
@@ -911,7 +911,7 @@ pub mod bloom {
     #[doc = " Nil when the partition does not exist yet. Checked as `add.lua` checks it, against"]
     #[doc = " the shape the stored parameters give."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/info.lua` (`bloom/info`, SHA1 `8f1e33cbd4476dcf34ba13fee8cbe66879195bba`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/info.lua` (`bloom/info`, SHA1 `5c35b3fd54163c12d2f57f014a1253f96252c3f5`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -983,7 +983,7 @@ pub mod cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "cache/claim",
         path: "scripts/cache/claim.lua",
-        sha1: "d4506888f6a29123184243727dd6373f8bcbb12a",
+        sha1: "05ef4c8ce303d2ad5080276ff70873380db2e657",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/claim.lua")),
         flags: &[],
         summary: "Reads a cached value; on a miss, claims the right to compute it unless another client has.",
@@ -1023,7 +1023,7 @@ pub mod cache {
     #[doc = " marker (compute, then run `cache/fill.lua` with the same token, or on failure release"]
     #[doc = " the marker with `identity_lock/release.lua`); \"wait\" when another call holds it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/claim.lua` (`cache/claim`, SHA1 `d4506888f6a29123184243727dd6373f8bcbb12a`)."]
+    #[doc = " Runs `scripts/cache/claim.lua` (`cache/claim`, SHA1 `05ef4c8ce303d2ad5080276ff70873380db2e657`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `value` (a string, named `<name>`): the cache entry"]
@@ -1052,7 +1052,7 @@ pub mod cache {
     pub static FILL: crate::Script = crate::Script {
         name: "cache/fill",
         path: "scripts/cache/fill.lua",
-        sha1: "54c6e1df1221df8d94182c299bf3a47e5c59e356",
+        sha1: "e1aeb466a06c5789804f3da977209f7a84d1e5d6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/fill.lua")),
         flags: &[],
         summary: "Stores a computed value and drops the computing marker if this call still holds it.",
@@ -1087,7 +1087,7 @@ pub mod cache {
     #[doc = " the marker of a client that claimed after it. A key of another type at `value` or"]
     #[doc = " `marker` is refused with WRONGTYPE before anything is written, as `claim` refuses it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/fill.lua` (`cache/fill`, SHA1 `54c6e1df1221df8d94182c299bf3a47e5c59e356`)."]
+    #[doc = " Runs `scripts/cache/fill.lua` (`cache/fill`, SHA1 `e1aeb466a06c5789804f3da977209f7a84d1e5d6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `value` (a string, named `<name>`): the cache entry"]
@@ -1117,7 +1117,7 @@ pub mod cache {
     pub static HASH_SET: crate::Script = crate::Script {
         name: "cache/hash_set",
         path: "scripts/cache/hash_set.lua",
-        sha1: "a7011355a98debf6a23594fe00ee42b4329f49ee",
+        sha1: "3bf2e179f8a4726414d44e4af6efb3d352b5d384",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/hash_set.lua")),
         flags: &[],
         summary: "Replaces the hash cache entry at `cache` with the given fields, and its time to live.",
@@ -1153,7 +1153,7 @@ pub mod cache {
     #[doc = " with WRONGTYPE (from HLEN, before anything is written), so a mistyped name never"]
     #[doc = " deletes another value."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/hash_set.lua` (`cache/hash_set`, SHA1 `a7011355a98debf6a23594fe00ee42b4329f49ee`)."]
+    #[doc = " Runs `scripts/cache/hash_set.lua` (`cache/hash_set`, SHA1 `3bf2e179f8a4726414d44e4af6efb3d352b5d384`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a hash, named `<name>`): the hash that holds the entry"]
@@ -1202,7 +1202,7 @@ pub mod circular_queue {
     pub static UNIQUE_INSERT: crate::Script = crate::Script {
         name: "circular_queue/unique_insert",
         path: "scripts/circular_queue/unique_insert.lua",
-        sha1: "35053fd1cb91d4f5a9cdf27c6bb59a82401b4402",
+        sha1: "20539ee1ebdeb05fbbbf131a717249faa9d71f2e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/circular_queue/unique_insert.lua")),
         flags: &[],
         summary: "Appends `items` to a queue of unique items, moving any already queued to the tail.",
@@ -1237,7 +1237,7 @@ pub mod circular_queue {
     #[doc = " long as every write goes through this script. The queue holds at most 5,000 items, so"]
     #[doc = " that one call stays short: an insert that would pass that is refused whole."]
     #[doc = ""]
-    #[doc = " Runs `scripts/circular_queue/unique_insert.lua` (`circular_queue/unique_insert`, SHA1 `35053fd1cb91d4f5a9cdf27c6bb59a82401b4402`)."]
+    #[doc = " Runs `scripts/circular_queue/unique_insert.lua` (`circular_queue/unique_insert`, SHA1 `20539ee1ebdeb05fbbbf131a717249faa9d71f2e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a list, named `<key>`): the list; its head is the front of the queue"]
@@ -1285,7 +1285,7 @@ pub mod counter {
     pub static HASH_RESET: crate::Script = crate::Script {
         name: "counter/hash_reset",
         path: "scripts/counter/hash_reset.lua",
-        sha1: "0f5e2883807f748c4c38f0fe79856116835c0ec6",
+        sha1: "fec6673a38b2427b4977459790e6c973aebd8b92",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/counter/hash_reset.lua")),
         flags: &[],
         summary: "Sets one counter of a hash to `value` and returns the value it held before.",
@@ -1318,7 +1318,7 @@ pub mod counter {
     #[doc = " The old value comes back as the decimal string Redis stores, so even values beyond"]
     #[doc = " 2^53 round-trip exactly."]
     #[doc = ""]
-    #[doc = " Runs `scripts/counter/hash_reset.lua` (`counter/hash_reset`, SHA1 `0f5e2883807f748c4c38f0fe79856116835c0ec6`)."]
+    #[doc = " Runs `scripts/counter/hash_reset.lua` (`counter/hash_reset`, SHA1 `fec6673a38b2427b4977459790e6c973aebd8b92`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counters` (a hash, named `<key>`): the hash of counters"]
@@ -1415,7 +1415,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "026851d8724dd6625ce066e403477e2b99bdfcc6",
+        sha1: "aa62e0f65f182e10e49d877de9e73a84c83c7950",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
@@ -1466,7 +1466,7 @@ pub mod fair_lock {
     #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
     #[doc = " frees it. A waiter that gives up calls `cancel`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `026851d8724dd6625ce066e403477e2b99bdfcc6`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `aa62e0f65f182e10e49d877de9e73a84c83c7950`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1505,7 +1505,7 @@ pub mod fair_lock {
     pub static CANCEL: crate::Script = crate::Script {
         name: "fair_lock/cancel",
         path: "scripts/fair_lock/cancel.lua",
-        sha1: "56a62000eedf014a257a59424d59782023ae3556",
+        sha1: "e93abdd6c7fb1ca4f6ffaa74e62635311d407080",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
         flags: &[],
         summary: "Gives up `token`'s place in the queue, and wakes the waiters.",
@@ -1536,7 +1536,7 @@ pub mod fair_lock {
     #[doc = " the waiters behind it need not wait for its place to lapse; one that dies without it"]
     #[doc = " loses its place within one `place_lease` all the same."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `56a62000eedf014a257a59424d59782023ae3556`)."]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `e93abdd6c7fb1ca4f6ffaa74e62635311d407080`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
@@ -1564,7 +1564,7 @@ pub mod fair_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "fair_lock/extend",
         path: "scripts/fair_lock/extend.lua",
-        sha1: "accd23325130ab907b8fdb01e05700efa92209cc",
+        sha1: "507bb45095ec7a841017944b5b200dd09dbbe78b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/extend.lua")),
         flags: &[],
         summary: "Runs the lock's lease `lease` from now if `token` holds it.",
@@ -1595,7 +1595,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. A lease that has passed is not brought back: the holder lost the lock"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `accd23325130ab907b8fdb01e05700efa92209cc`)."]
+    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `507bb45095ec7a841017944b5b200dd09dbbe78b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1624,7 +1624,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "50391a955b107b95c0ca60813a1cd2370db028d1",
+        sha1: "e720bd117ea5a58f7caada7d2b25dca1ae7de475",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the first live waiter.",
@@ -1657,7 +1657,7 @@ pub mod fair_lock {
     #[doc = " stream's entry names its token, so it alone runs its script again, and the others keep"]
     #[doc = " blocking (every waiter, when none of the first ten in line is live)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `50391a955b107b95c0ca60813a1cd2370db028d1`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `e720bd117ea5a58f7caada7d2b25dca1ae7de475`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1720,7 +1720,7 @@ pub mod fenced_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fenced_lock/acquire",
         path: "scripts/fenced_lock/acquire.lua",
-        sha1: "b6d9c85076e4bbf7ca53f13d4bc690b300fc5415",
+        sha1: "bd8ccfd2fbb2d141897c88ea56a4b911946f455c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `ttl` and returns a fencing token, or nil when the lock is held.",
@@ -1754,7 +1754,7 @@ pub mod fenced_lock {
     #[doc = " extend with `identity_lock/release.lua` and `identity_lock/extend.lua`, passing the"]
     #[doc = " token as the lock's token."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fenced_lock/acquire.lua` (`fenced_lock/acquire`, SHA1 `b6d9c85076e4bbf7ca53f13d4bc690b300fc5415`)."]
+    #[doc = " Runs `scripts/fenced_lock/acquire.lua` (`fenced_lock/acquire`, SHA1 `bd8ccfd2fbb2d141897c88ea56a4b911946f455c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<name>`): the lock key; holds the current fencing token while held"]
@@ -1815,7 +1815,7 @@ pub mod fenced_write {
     pub static DELETE: crate::Script = crate::Script {
         name: "fenced_write/delete",
         path: "scripts/fenced_write/delete.lua",
-        sha1: "16fa03424daaa6378aa914042a16e260ebb85d55",
+        sha1: "3dc4ab5ab35d4158dc42bdb311aafee0d89dfb05",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/delete.lua")),
         flags: &[],
         summary: "Deletes `resource`, if `token` is at least the highest fencing token it has seen.",
@@ -1847,7 +1847,7 @@ pub mod fenced_write {
     #[doc = " with an older token cannot write the resource back afterwards. A key of any type is"]
     #[doc = " deleted (UNLINK: a big one is freed in the background)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fenced_write/delete.lua` (`fenced_write/delete`, SHA1 `16fa03424daaa6378aa914042a16e260ebb85d55`)."]
+    #[doc = " Runs `scripts/fenced_write/delete.lua` (`fenced_write/delete`, SHA1 `3dc4ab5ab35d4158dc42bdb311aafee0d89dfb05`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `resource` (a any, named `<key>`): the fenced key"]
@@ -1876,7 +1876,7 @@ pub mod fenced_write {
     pub static FENCE: crate::Script = crate::Script {
         name: "fenced_write/fence",
         path: "scripts/fenced_write/fence.lua",
-        sha1: "f2be0abf8d7041b0e284d8270142b2fb41a7cdc2",
+        sha1: "2b6db66ebc5eaa8bc955f8a6617f14758556c097",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/fence.lua")),
         flags: &[],
         summary: "Raises the highest fencing token `resource` has seen to `token`, writing nothing else.",
@@ -1909,7 +1909,7 @@ pub mod fenced_write {
     #[doc = " first write. A token below the highest seen is refused with STALE_TOKEN, as writes"]
     #[doc = " are: the caller's lock was lost, and it should stop."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fenced_write/fence.lua` (`fenced_write/fence`, SHA1 `f2be0abf8d7041b0e284d8270142b2fb41a7cdc2`)."]
+    #[doc = " Runs `scripts/fenced_write/fence.lua` (`fenced_write/fence`, SHA1 `2b6db66ebc5eaa8bc955f8a6617f14758556c097`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `max_token` (a string, named `{<key>}:max_token`): the highest token a write to the resource carried; kept, never expires"]
@@ -1937,7 +1937,7 @@ pub mod fenced_write {
     pub static HSET: crate::Script = crate::Script {
         name: "fenced_write/hset",
         path: "scripts/fenced_write/hset.lua",
-        sha1: "67351ab657863330f5078bc125079d784c8d8d8b",
+        sha1: "51f06860aaffb01db8ccc526bde0fcc6768f7d4e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/hset.lua")),
         flags: &[],
         summary: "Sets fields of the hash at `resource`, if `token` is at least the highest fencing token it has seen.",
@@ -1971,7 +1971,7 @@ pub mod fenced_write {
     #[doc = " the others stay. A write with a token below the one `max_token` keeps is refused with"]
     #[doc = " STALE_TOKEN and changes nothing; equal tokens pass."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fenced_write/hset.lua` (`fenced_write/hset`, SHA1 `67351ab657863330f5078bc125079d784c8d8d8b`)."]
+    #[doc = " Runs `scripts/fenced_write/hset.lua` (`fenced_write/hset`, SHA1 `51f06860aaffb01db8ccc526bde0fcc6768f7d4e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `resource` (a hash, named `<key>`): the fenced hash; a key of another type is refused (WRONGTYPE)"]
@@ -2002,7 +2002,7 @@ pub mod fenced_write {
     pub static SET: crate::Script = crate::Script {
         name: "fenced_write/set",
         path: "scripts/fenced_write/set.lua",
-        sha1: "97f9faa364f623cb719a20c07917a82d149a8148",
+        sha1: "c69c4ed7730d1aa56f416f9b1d279d56401f1767",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/set.lua")),
         flags: &[],
         summary: "Sets the string at `resource` to `value`, if `token` is at least the highest fencing token it has seen.",
@@ -2044,7 +2044,7 @@ pub mod fenced_write {
     #[doc = " answers still stops: redis-py raises, ioredis rejects, Jedis throws. Its message is"]
     #[doc = " `highest <h>, token <t>: …`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fenced_write/set.lua` (`fenced_write/set`, SHA1 `97f9faa364f623cb719a20c07917a82d149a8148`)."]
+    #[doc = " Runs `scripts/fenced_write/set.lua` (`fenced_write/set`, SHA1 `c69c4ed7730d1aa56f416f9b1d279d56401f1767`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `resource` (a string, named `<key>`): the fenced value; a key of another type is refused (WRONGTYPE)"]
@@ -2097,7 +2097,7 @@ pub mod fixed_length_queue {
     pub static ENQUEUE: crate::Script = crate::Script {
         name: "fixed_length_queue/enqueue",
         path: "scripts/fixed_length_queue/enqueue.lua",
-        sha1: "9a4ad7ae7de3d7b62b130eaa344bb758d13a1889",
+        sha1: "5e5137e998b80c52da6fd8fd900c82a85895df2a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fixed_length_queue/enqueue.lua")),
         flags: &[],
         summary: "Appends as many of `items` as fit under `max_length`; the queue keeps its oldest items.",
@@ -2132,7 +2132,7 @@ pub mod fixed_length_queue {
     #[doc = " at most 5,000 of them per call so that one call stays short, and counted as"]
     #[doc = " `trimmed`; otherwise `trimmed` is 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fixed_length_queue/enqueue.lua` (`fixed_length_queue/enqueue`, SHA1 `9a4ad7ae7de3d7b62b130eaa344bb758d13a1889`)."]
+    #[doc = " Runs `scripts/fixed_length_queue/enqueue.lua` (`fixed_length_queue/enqueue`, SHA1 `5e5137e998b80c52da6fd8fd900c82a85895df2a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a list, named `<key>`): the list; items are appended on the right, taken from the left"]
@@ -2159,7 +2159,7 @@ pub mod fixed_length_queue {
     pub static FADED_ENQUEUE: crate::Script = crate::Script {
         name: "fixed_length_queue/faded_enqueue",
         path: "scripts/fixed_length_queue/faded_enqueue.lua",
-        sha1: "31d1eb23d2b2cb60a6ea6b27b8c6486d56b1ea69",
+        sha1: "33f2314bf381f603c72e780831bf2ff62fd5a234",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fixed_length_queue/faded_enqueue.lua")),
         flags: &[],
         summary: "Appends `items` and trims the queue to its newest `max_length` items.",
@@ -2193,7 +2193,7 @@ pub mod fixed_length_queue {
     #[doc = " most 5,000 per call, so that one call stays short (a queue that other writers filled"]
     #[doc = " far beyond `max_length` shrinks over several calls)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fixed_length_queue/faded_enqueue.lua` (`fixed_length_queue/faded_enqueue`, SHA1 `31d1eb23d2b2cb60a6ea6b27b8c6486d56b1ea69`)."]
+    #[doc = " Runs `scripts/fixed_length_queue/faded_enqueue.lua` (`fixed_length_queue/faded_enqueue`, SHA1 `33f2314bf381f603c72e780831bf2ff62fd5a234`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a list, named `<key>`): the list; items are appended on the right, taken from the left"]
@@ -2265,7 +2265,7 @@ pub mod geo {
     pub static DISTANCE: crate::Script = crate::Script {
         name: "geo/distance",
         path: "scripts/geo/distance.lua",
-        sha1: "5849ba9fbceb4015b7a67d8954183a8940e4b279",
+        sha1: "2194d82b11d8de48e35f604670e3c6e2d959cf5c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/distance.lua")),
         flags: &["no-writes", ],
         summary: "The distance between two pinned members, in km (the book's `Location.distance`).",
@@ -2296,7 +2296,7 @@ pub mod geo {
     #[doc = " 《Redis 应用实例》 chapter 25: GEODIST in km. Nil when either is not pinned, or its pin"]
     #[doc = " expired."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/distance.lua` (`geo/distance`, SHA1 `5849ba9fbceb4015b7a67d8954183a8940e4b279`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/distance.lua` (`geo/distance`, SHA1 `2194d82b11d8de48e35f604670e3c6e2d959cf5c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -2325,7 +2325,7 @@ pub mod geo {
     pub static LOCATE: crate::Script = crate::Script {
         name: "geo/locate",
         path: "scripts/geo/locate.lua",
-        sha1: "6b009ad52ac433f0ac7602143eacec4b9a0d658a",
+        sha1: "a855cd66cda59bdbef5132a9de5a6e59528d4324",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/locate.lua")),
         flags: &["no-writes", ],
         summary: "Where `member` is pinned: longitude and latitude (the book's `Location.locate`).",
@@ -2354,7 +2354,7 @@ pub mod geo {
     #[doc = " 《Redis 应用实例》 chapter 25: GEOPOS. A member whose pin expired (see `pin.lua`) is"]
     #[doc = " not there, as one never pinned."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/locate.lua` (`geo/locate`, SHA1 `6b009ad52ac433f0ac7602143eacec4b9a0d658a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/locate.lua` (`geo/locate`, SHA1 `a855cd66cda59bdbef5132a9de5a6e59528d4324`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -2381,7 +2381,7 @@ pub mod geo {
     pub static NEIGHBOURS: crate::Script = crate::Script {
         name: "geo/neighbours",
         path: "scripts/geo/neighbours.lua",
-        sha1: "753398b855f74a20436d58b2b1638284eb6c7b11",
+        sha1: "61c7276727a4ad56aa955e353a0d75a11c82a0d0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/neighbours.lua")),
         flags: &[],
         summary: "A random member within 1 km of `member`, from a cache of its neighbours (the book's `cached_random_neighbour`).",
@@ -2421,7 +2421,7 @@ pub mod geo {
     #[doc = " member can be). The cache holds the `limit` nearest, leaving out `member` and expired"]
     #[doc = " pins, for `ttl`; a pin that expires within it may still be picked."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/neighbours.lua` (`geo/neighbours`, SHA1 `753398b855f74a20436d58b2b1638284eb6c7b11`)."]
+    #[doc = " Runs `scripts/geo/neighbours.lua` (`geo/neighbours`, SHA1 `61c7276727a4ad56aa955e353a0d75a11c82a0d0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -2454,7 +2454,7 @@ pub mod geo {
     pub static PIN: crate::Script = crate::Script {
         name: "geo/pin",
         path: "scripts/geo/pin.lua",
-        sha1: "6e184153ee4d91472c4a1451b09fba3d4d14ce3b",
+        sha1: "8b686482565c1769e6a9778c395f377311b61ffb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/pin.lua")),
         flags: &[],
         summary: "Pins `member` at a position, for ever or for `ttl` (the book's `Location.pin`).",
@@ -2492,7 +2492,7 @@ pub mod geo {
     #[doc = " such members (`purge.lua` deletes more). A pin with no `ttl` lasts until the member"]
     #[doc = " is pinned again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/pin.lua` (`geo/pin`, SHA1 `6e184153ee4d91472c4a1451b09fba3d4d14ce3b`)."]
+    #[doc = " Runs `scripts/geo/pin.lua` (`geo/pin`, SHA1 `8b686482565c1769e6a9778c395f377311b61ffb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -2525,7 +2525,7 @@ pub mod geo {
     pub static PURGE: crate::Script = crate::Script {
         name: "geo/purge",
         path: "scripts/geo/purge.lua",
-        sha1: "84c8e3a9a7c80d64a72fb10acac42a359645dc0d",
+        sha1: "0e0c2afe9404ac720ce94349b1e6086a51513263",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/purge.lua")),
         flags: &[],
         summary: "Deletes up to `limit` members whose pin expired; how many it deleted.",
@@ -2554,7 +2554,7 @@ pub mod geo {
     #[doc = " Beyond the book. Reads leave out expired pins, and each pin deletes up to 10 of them;"]
     #[doc = " this deletes more, for a set whose members stop pinning. Each call does bounded work."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/purge.lua` (`geo/purge`, SHA1 `84c8e3a9a7c80d64a72fb10acac42a359645dc0d`)."]
+    #[doc = " Runs `scripts/geo/purge.lua` (`geo/purge`, SHA1 `0e0c2afe9404ac720ce94349b1e6086a51513263`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -2581,7 +2581,7 @@ pub mod geo {
     pub static SEARCH: crate::Script = crate::Script {
         name: "geo/search",
         path: "scripts/geo/search.lua",
-        sha1: "711e24e136a3d4f011c2d77bdbbed5f9a68a9b5a",
+        sha1: "8f0bdc733c3f5e22384e9a361506dba082352b73",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/search.lua")),
         flags: &["no-writes", ],
         summary: "The members within `radius` km of `member`, nearest first (the book's `Location.search`).",
@@ -2617,7 +2617,7 @@ pub mod geo {
     #[doc = " member fails with Redis's \"could not decode requested zset member\". Here `member` and"]
     #[doc = " expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `711e24e136a3d4f011c2d77bdbbed5f9a68a9b5a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `8f0bdc733c3f5e22384e9a361506dba082352b73`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -2649,7 +2649,7 @@ pub mod geo {
     pub static SIZE: crate::Script = crate::Script {
         name: "geo/size",
         path: "scripts/geo/size.lua",
-        sha1: "bd5f2127de98f941089d978bc05d4e01de75ef1e",
+        sha1: "f68c222c0427b66bd46370c761a8dc4980e7b06c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/size.lua")),
         flags: &["no-writes", ],
         summary: "How many members are pinned, leaving out expired pins (the book's `Location.size`).",
@@ -2676,7 +2676,7 @@ pub mod geo {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 25: ZCARD, less the pins that expired and are not purged yet."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `bd5f2127de98f941089d978bc05d4e01de75ef1e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `f68c222c0427b66bd46370c761a8dc4980e7b06c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -2721,7 +2721,7 @@ pub mod identity_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "identity_lock/extend",
         path: "scripts/identity_lock/extend.lua",
-        sha1: "c5d1bbe03186b80b644ce5f37342294698b70204",
+        sha1: "96b03cd45a7b1b2735ad925b95520e256f576d0a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/identity_lock/extend.lua")),
         flags: &[],
         summary: "Sets the lock's lease to `ttl` from now if, and only if, it is held with `token`.",
@@ -2753,7 +2753,7 @@ pub mod identity_lock {
     #[doc = " told so instead of extending another holder's lock. A lock acquired without a lease"]
     #[doc = " gets one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/identity_lock/extend.lua` (`identity_lock/extend`, SHA1 `c5d1bbe03186b80b644ce5f37342294698b70204`)."]
+    #[doc = " Runs `scripts/identity_lock/extend.lua` (`identity_lock/extend`, SHA1 `96b03cd45a7b1b2735ad925b95520e256f576d0a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<key>`): the lock key"]
@@ -2781,7 +2781,7 @@ pub mod identity_lock {
     pub static LEASE: crate::Script = crate::Script {
         name: "identity_lock/lease",
         path: "scripts/identity_lock/lease.lua",
-        sha1: "feae8cbea91cad26448b7ae3ac99183dc749fd4b",
+        sha1: "4d103827d43c030c9151e60972c2b8c8e60e2542",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/identity_lock/lease.lua")),
         flags: &["no-writes", ],
         summary: "Returns how long the lock stays held with `token`.",
@@ -2810,7 +2810,7 @@ pub mod identity_lock {
     #[doc = " held with another token. Beyond the book. GET and PTTL in one step, so the answer is"]
     #[doc = " about one holder; it writes nothing and runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/identity_lock/lease.lua` (`identity_lock/lease`, SHA1 `feae8cbea91cad26448b7ae3ac99183dc749fd4b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/identity_lock/lease.lua` (`identity_lock/lease`, SHA1 `4d103827d43c030c9151e60972c2b8c8e60e2542`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<key>`): the lock key"]
@@ -2836,7 +2836,7 @@ pub mod identity_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "identity_lock/release",
         path: "scripts/identity_lock/release.lua",
-        sha1: "45cde531a6d5afd05d269cbdea6ba4a69766672c",
+        sha1: "b271739b3c05e2426d2c7531530da3da16f75e53",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/identity_lock/release.lua")),
         flags: &[],
         summary: "Deletes the lock if, and only if, it is held with `token`.",
@@ -2865,7 +2865,7 @@ pub mod identity_lock {
     #[doc = " WATCH/GET/MULTI/DEL takes three round trips and gives up (returns false) when another"]
     #[doc = " client touches the key in between; this never does."]
     #[doc = ""]
-    #[doc = " Runs `scripts/identity_lock/release.lua` (`identity_lock/release`, SHA1 `45cde531a6d5afd05d269cbdea6ba4a69766672c`)."]
+    #[doc = " Runs `scripts/identity_lock/release.lua` (`identity_lock/release`, SHA1 `b271739b3c05e2426d2c7531530da3da16f75e53`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<key>`): the lock key"]
@@ -2924,7 +2924,7 @@ pub mod ip_city {
     pub static FIND: crate::Script = crate::Script {
         name: "ip_city/find",
         path: "scripts/ip_city/find.lua",
-        sha1: "34afb1dc31f0d9f41174a9ebb1c592240fd06ef2",
+        sha1: "ba2d5671b3ead45ebb3cb44936cc15daf577645a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ip_city/find.lua")),
         flags: &["no-writes", ],
         summary: "Finds the city of an IPv4 address: the block that starts at or below it, and that block's city, in one step.",
@@ -2957,7 +2957,7 @@ pub mod ip_city {
     #[doc = " and it keeps no end): with an end, an address past it belongs to no block, where the"]
     #[doc = " book answers the city of the last block that starts below it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `34afb1dc31f0d9f41174a9ebb1c592240fd06ef2`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `ba2d5671b3ead45ebb3cb44936cc15daf577645a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `blocks` (a zset, named `{<namespace>}:ip2cityid`): `<city id>_<start>[_<end>]` -> the block's first address, as an integer"]
@@ -3030,7 +3030,7 @@ pub mod latch {
     pub static ARM: crate::Script = crate::Script {
         name: "latch/arm",
         path: "scripts/latch/arm.lua",
-        sha1: "b6ccf6872d9d85da22df6927dfa73ce0d183145a",
+        sha1: "706d586092bd2cd9ade8bc5f17234eab6dadb87c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/arm.lua")),
         flags: &[],
         summary: "Arms the latch with a new generation of `count` count-downs; refused while one is closed.",
@@ -3070,7 +3070,7 @@ pub mod latch {
     #[doc = " (the latch then reads as not found, and its generations start at 1 again); without,"]
     #[doc = " they stay."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/arm.lua` (`latch/arm`, SHA1 `b6ccf6872d9d85da22df6927dfa73ce0d183145a`)."]
+    #[doc = " Runs `scripts/latch/arm.lua` (`latch/arm`, SHA1 `706d586092bd2cd9ade8bc5f17234eab6dadb87c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened (the last generation that opened)"]
@@ -3100,7 +3100,7 @@ pub mod latch {
     pub static COUNT_DOWN: crate::Script = crate::Script {
         name: "latch/count_down",
         path: "scripts/latch/count_down.lua",
-        sha1: "078f37f15d0d60bd1647b05b0f9383632aaf11bc",
+        sha1: "c6347a1c96894e1aef7b7e1c4928a593479c4029",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/count_down.lua")),
         flags: &[],
         summary: "Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it.",
@@ -3138,7 +3138,7 @@ pub mod latch {
     #[doc = " the latch's, so a slow client never counts down the next one. A latch nobody armed is"]
     #[doc = " left as it is (nil): no count-down is stored ahead of an arm."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `078f37f15d0d60bd1647b05b0f9383632aaf11bc`)."]
+    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `c6347a1c96894e1aef7b7e1c4928a593479c4029`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -3169,7 +3169,7 @@ pub mod latch {
     pub static STATE: crate::Script = crate::Script {
         name: "latch/state",
         path: "scripts/latch/state.lua",
-        sha1: "f01741bb0b446666d2405dc6a99208fe34661e2e",
+        sha1: "c212c37253ec65cae1002236fdcba3cacb849c49",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/state.lua")),
         flags: &["no-writes", ],
         summary: "The latch's generation, count, what is left of it and the last generation that opened; nil when there is none.",
@@ -3196,7 +3196,7 @@ pub mod latch {
     #[doc = " Beyond the books. The current generation is open when nothing is left of its count;"]
     #[doc = " a latch nobody armed (or whose keys expired) is nil, never open."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/state.lua` (`latch/state`, SHA1 `f01741bb0b446666d2405dc6a99208fe34661e2e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/latch/state.lua` (`latch/state`, SHA1 `c212c37253ec65cae1002236fdcba3cacb849c49`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -3219,7 +3219,7 @@ pub mod latch {
     pub static WAIT: crate::Script = crate::Script {
         name: "latch/wait",
         path: "scripts/latch/wait.lua",
-        sha1: "0f353192fc23b6d0dc82929d81b66d2ffa983568",
+        sha1: "e08ad049bb39a79d1dd900970ba06dc5a9b8e94d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/wait.lua")),
         flags: &["no-writes", ],
         summary: "Whether generation `generation` of the latch (or its current one) has opened; if not, what to block on.",
@@ -3255,7 +3255,7 @@ pub mod latch {
     #[doc = " then waits for generation 1, a new latch's first. No pub/sub: a wake-up lost to a"]
     #[doc = " failover costs one `ms`, after which the waiter asks again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/wait.lua` (`latch/wait`, SHA1 `0f353192fc23b6d0dc82929d81b66d2ffa983568`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/latch/wait.lua` (`latch/wait`, SHA1 `e08ad049bb39a79d1dd900970ba06dc5a9b8e94d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -3335,7 +3335,7 @@ pub mod leaderboard {
     pub static ADOPT: crate::Script = crate::Script {
         name: "leaderboard/adopt",
         path: "scripts/leaderboard/adopt.lua",
-        sha1: "638f425e1445a114a57463fb9132d99297a508a3",
+        sha1: "2d5c17b3e66f2b77eb51b1531c226f464b485d38",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/adopt.lua")),
         flags: &[],
         summary: "Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard.",
@@ -3378,7 +3378,7 @@ pub mod leaderboard {
     #[doc = " that no score holds any more (another client removed its items) stays: delete"]
     #[doc = " `levels` and adopt the board again to build it anew."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `638f425e1445a114a57463fb9132d99297a508a3`)."]
+    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `2d5c17b3e66f2b77eb51b1531c226f464b485d38`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -3407,7 +3407,7 @@ pub mod leaderboard {
     pub static AROUND: crate::Script = crate::Script {
         name: "leaderboard/around",
         path: "scripts/leaderboard/around.lua",
-        sha1: "76030a2f0bb94af783e3be117a10063e468d9a6d",
+        sha1: "085230f12baa09444a6b7a449b7e5dee3919674d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/around.lua")),
         flags: &["no-writes", ],
         summary: "The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks.",
@@ -3445,7 +3445,7 @@ pub mod leaderboard {
     #[doc = " these scripts keep: a board written by another client lacks them, and a dense read of"]
     #[doc = " a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `76030a2f0bb94af783e3be117a10063e468d9a6d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `085230f12baa09444a6b7a449b7e5dee3919674d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -3477,7 +3477,7 @@ pub mod leaderboard {
     pub static REMOVE: crate::Script = crate::Script {
         name: "leaderboard/remove",
         path: "scripts/leaderboard/remove.lua",
-        sha1: "fc0e8ec9879359d85079389f4789d19fcebda2dd",
+        sha1: "f4847551e40479a62fb2ef50165a118f05d9b836",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/remove.lua")),
         flags: &[],
         summary: "Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.",
@@ -3504,7 +3504,7 @@ pub mod leaderboard {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `fc0e8ec9879359d85079389f4789d19fcebda2dd`)."]
+    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `f4847551e40479a62fb2ef50165a118f05d9b836`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -3530,7 +3530,7 @@ pub mod leaderboard {
     pub static SET: crate::Script = crate::Script {
         name: "leaderboard/set",
         path: "scripts/leaderboard/set.lua",
-        sha1: "3034bdc1adea7dcb99a71267af9fde9acc2d4280",
+        sha1: "8c1ef18898f39b4dd4f10808c5a1b0337428ad14",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/set.lua")),
         flags: &[],
         summary: "Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -3562,7 +3562,7 @@ pub mod leaderboard {
     #[doc = " (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same"]
     #[doc = " step. A zero is stored as 0, never -0, so that 0 and -0 are one level."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `3034bdc1adea7dcb99a71267af9fde9acc2d4280`)."]
+    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `8c1ef18898f39b4dd4f10808c5a1b0337428ad14`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -3590,7 +3590,7 @@ pub mod leaderboard {
     pub static STANDING: crate::Script = crate::Script {
         name: "leaderboard/standing",
         path: "scripts/leaderboard/standing.lua",
-        sha1: "02613046320056deaeaae5d01951e0d4e6597f03",
+        sha1: "41a323bba4994228e86613e524c8b708f424ce95",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/standing.lua")),
         flags: &["no-writes", ],
         summary: "An item's score, its rank by every tie policy, and its percentile, on one or several boards at once.",
@@ -3627,7 +3627,7 @@ pub mod leaderboard {
     #[doc = " written by another client lacks them, and is refused (NOT_ADOPTED) where it holds the"]
     #[doc = " item at a score its levels lack, until adopt.lua has built them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `02613046320056deaeaae5d01951e0d4e6597f03`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `41a323bba4994228e86613e524c8b708f424ce95`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `boards...` (a zset, 2 to 20 keys, named `<key>|{<key>}:levels`): each board then its levels (see set.lua): the two forms in turn"]
@@ -3653,7 +3653,7 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "73c5ba3b58fb5c28f2b5bd609e8e8d3673599ae5",
+        sha1: "dd93c676cb48418052b4ab0712c94fe0627e359d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -3687,7 +3687,7 @@ pub mod leaderboard {
     #[doc = " score past the finite numbers is refused (ZINCRBY would store inf), and so is a score"]
     #[doc = " another client stored as an infinity."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `73c5ba3b58fb5c28f2b5bd609e8e8d3673599ae5`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `dd93c676cb48418052b4ab0712c94fe0627e359d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -3750,7 +3750,7 @@ pub mod logical_matrix {
     pub static GET_ALL: crate::Script = crate::Script {
         name: "logical_matrix/get_all",
         path: "scripts/logical_matrix/get_all.lua",
-        sha1: "8655d409428fc35fbad33225d46fac363220f042",
+        sha1: "7d7cc8141810966e769e1c2e19b7402b28c8d501",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/logical_matrix/get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns the bytes of every row bitmap of a LogicalMatrix, in one consistent read.",
@@ -3781,7 +3781,7 @@ pub mod logical_matrix {
     #[doc = " reads at most 1 MiB, so that it stays short; read a bigger matrix a range of rows at a"]
     #[doc = " time (each range is one consistent read, the ranges are not one together)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/logical_matrix/get_all.lua` (`logical_matrix/get_all`, SHA1 `8655d409428fc35fbad33225d46fac363220f042`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/logical_matrix/get_all.lua` (`logical_matrix/get_all`, SHA1 `7d7cc8141810966e769e1c2e19b7402b28c8d501`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a string, 1 to 512 keys, named `{<id>}:row:<row>`): the row bitmaps, first row first; all in one hash slot"]
@@ -3804,7 +3804,7 @@ pub mod logical_matrix {
     pub static INIT: crate::Script = crate::Script {
         name: "logical_matrix/init",
         path: "scripts/logical_matrix/init.lua",
-        sha1: "8fd225c0aad118b17cc18271a44cefec4462fb0e",
+        sha1: "ea63652a1aba53f4cd28efb4ee4662a4f8b9d786",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/logical_matrix/init.lua")),
         flags: &[],
         summary: "Stores packed bitmaps of `bits` bits each, unless one of the keys exists.",
@@ -3845,7 +3845,7 @@ pub mod logical_matrix {
     #[doc = " built a range of rows per call, the first range holding the first row, so that of two"]
     #[doc = " clients building the same matrix the second fails at its first call."]
     #[doc = ""]
-    #[doc = " Runs `scripts/logical_matrix/init.lua` (`logical_matrix/init`, SHA1 `8fd225c0aad118b17cc18271a44cefec4462fb0e`)."]
+    #[doc = " Runs `scripts/logical_matrix/init.lua` (`logical_matrix/init`, SHA1 `ea63652a1aba53f4cd28efb4ee4662a4f8b9d786`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `bitmaps...` (a string, 1 to 512 keys, named `<key>`): the rows as get_all.lua names them, or a compact matrix's one key"]
@@ -3909,7 +3909,7 @@ pub mod matrix {
     pub static BITFIELD_INIT: crate::Script = crate::Script {
         name: "matrix/bitfield_init",
         path: "scripts/matrix/bitfield_init.lua",
-        sha1: "6c50bcc3b3175e970de02a7ad05502782cd7921d",
+        sha1: "a80cc663aa21f5d02939723dcd519bf570f9daa6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/bitfield_init.lua")),
         flags: &[],
         summary: "Stores BITFIELD strings of `cells` typed integers each, unless one of them exists.",
@@ -3955,7 +3955,7 @@ pub mod matrix {
     #[doc = " first row, so that of two clients building the same matrix the second fails at its"]
     #[doc = " first call."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/bitfield_init.lua` (`matrix/bitfield_init`, SHA1 `6c50bcc3b3175e970de02a7ad05502782cd7921d`)."]
+    #[doc = " Runs `scripts/matrix/bitfield_init.lua` (`matrix/bitfield_init`, SHA1 `a80cc663aa21f5d02939723dcd519bf570f9daa6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `strings...` (a string, 1 to 512 keys, named `<key>`): the rows as bitmap_get_all.lua names them, or a Matrix's one key"]
@@ -3988,7 +3988,7 @@ pub mod matrix {
     pub static BITMAP_GET_ALL: crate::Script = crate::Script {
         name: "matrix/bitmap_get_all",
         path: "scripts/matrix/bitmap_get_all.lua",
-        sha1: "a4556fccdd43e29e7e9e147486a2997b047f450d",
+        sha1: "bd655fe11573cdab1b5af3bb5a64808a35ef7459",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/bitmap_get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns the bytes of every row string of a BitmapMatrix, in one consistent read.",
@@ -4020,7 +4020,7 @@ pub mod matrix {
     #[doc = " reads at most 1 MiB, so that it stays short; read a bigger matrix a range of rows at a"]
     #[doc = " time (each range is one consistent read, the ranges are not one together)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/bitmap_get_all.lua` (`matrix/bitmap_get_all`, SHA1 `a4556fccdd43e29e7e9e147486a2997b047f450d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/matrix/bitmap_get_all.lua` (`matrix/bitmap_get_all`, SHA1 `bd655fe11573cdab1b5af3bb5a64808a35ef7459`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a string, 1 to 512 keys, named `{<id>}:row:<row>`): the row strings, first row first; all in one hash slot"]
@@ -4043,7 +4043,7 @@ pub mod matrix {
     pub static LIST_GET_ALL: crate::Script = crate::Script {
         name: "matrix/list_get_all",
         path: "scripts/matrix/list_get_all.lua",
-        sha1: "234cf5862cce9903d00ba5cf71dbbd773f305d5b",
+        sha1: "db22ca732158800399d59be6c55362b62323958c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/list_get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns every cell of a list matrix, row by row, in one consistent read.",
@@ -4077,7 +4077,7 @@ pub mod matrix {
     #[doc = " cost more than the read itself at 8,192 cells), and the Rust API refuses it as it"]
     #[doc = " decodes the reply."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `234cf5862cce9903d00ba5cf71dbbd773f305d5b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `db22ca732158800399d59be6c55362b62323958c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a list, 1 to 512 keys, named `{<id>}:row:<row>`): the row lists, first row first; all in one hash slot"]
@@ -4100,7 +4100,7 @@ pub mod matrix {
     pub static LIST_INIT: crate::Script = crate::Script {
         name: "matrix/list_init",
         path: "scripts/matrix/list_init.lua",
-        sha1: "a30e7ff5c18e338f2086024459dee61e82fd681b",
+        sha1: "09e36a110756c7c096b9dafeaa6835024814590f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/list_init.lua")),
         flags: &[],
         summary: "Creates rows of a list matrix, one list of `cols` integers each, unless a row exists.",
@@ -4137,7 +4137,7 @@ pub mod matrix {
     #[doc = " range holding the first row, so that of two clients building the same matrix the"]
     #[doc = " second fails at its first call."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/list_init.lua` (`matrix/list_init`, SHA1 `a30e7ff5c18e338f2086024459dee61e82fd681b`)."]
+    #[doc = " Runs `scripts/matrix/list_init.lua` (`matrix/list_init`, SHA1 `09e36a110756c7c096b9dafeaa6835024814590f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a list, 1 to 512 keys, named `{<id>}:row:<row>`): the row lists, in order; all in one hash slot"]
@@ -4224,7 +4224,7 @@ pub mod online_friends {
     pub static MINUTE_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/minute_friends",
         path: "scripts/online_friends/minute_friends.lua",
-        sha1: "00d4acc2e7e46a0402a53317cd4802be44917df3",
+        sha1: "24ff14a6764c05b66de8e92d2c298d43d33253d7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/minute_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen in any of the given minutes (design a).",
@@ -4256,7 +4256,7 @@ pub mod online_friends {
     #[doc = " looked up again. The work is at most one lookup per friend per minute, so the window"]
     #[doc = " is at most 10 minutes and the friends set holds at most 300 users."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `00d4acc2e7e46a0402a53317cd4802be44917df3`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `24ff14a6764c05b66de8e92d2c298d43d33253d7`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -4280,7 +4280,7 @@ pub mod online_friends {
     pub static MINUTE_VISIT: crate::Script = crate::Script {
         name: "online_friends/minute_visit",
         path: "scripts/online_friends/minute_visit.lua",
-        sha1: "228e352371a61cf8157228d1104320e0fef1e349",
+        sha1: "819277dbca642b19f539e2fb623e634dcd588138",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/minute_visit.lua")),
         flags: &[],
         summary: "Marks `user` online in the set of the current minute (design a: one set per minute).",
@@ -4315,7 +4315,7 @@ pub mod online_friends {
     #[doc = " would leave a set with no expiry, whose users would come back online an hour later."]
     #[doc = " Here both are one step."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/minute_visit.lua` (`online_friends/minute_visit`, SHA1 `228e352371a61cf8157228d1104320e0fef1e349`)."]
+    #[doc = " Runs `scripts/online_friends/minute_visit.lua` (`online_friends/minute_visit`, SHA1 `819277dbca642b19f539e2fb623e634dcd588138`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `minute` (a set, named `{<ns>}:active.users:<minute>`): the set of the current minute, `active.users:<MM>`"]
@@ -4343,7 +4343,7 @@ pub mod online_friends {
     pub static SEEN_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/seen_friends",
         path: "scripts/online_friends/seen_friends.lua",
-        sha1: "c8c6e66246c28aed483b91fdb482e9bcf972d9ab",
+        sha1: "bbb32573d587337c1194a201e931be67af14830e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen within the last `window` (design b).",
@@ -4380,7 +4380,7 @@ pub mod online_friends {
     #[doc = " `now - window` exactly is online (the book's online-users query counts it, its"]
     #[doc = " online-friends query does not; here both count it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `c8c6e66246c28aed483b91fdb482e9bcf972d9ab`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `bbb32573d587337c1194a201e931be67af14830e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -4410,7 +4410,7 @@ pub mod online_friends {
     pub static SEEN_VISIT: crate::Script = crate::Script {
         name: "online_friends/seen_visit",
         path: "scripts/online_friends/seen_visit.lua",
-        sha1: "8edb9b0105ef62455f3dc6fc1a58e9c9dec34e9d",
+        sha1: "66fd8cd6a895e7855e2b8879f5d525520a4aaaf7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_visit.lua")),
         flags: &[],
         summary: "Records that `user` was seen at `now` (design b), and forgets up to 100 users not seen for `keep`.",
@@ -4444,7 +4444,7 @@ pub mod online_friends {
     #[doc = " it; here each visit deletes up to 100 users not seen for `keep`, so the set holds"]
     #[doc = " about the users of the last `keep`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `8edb9b0105ef62455f3dc6fc1a58e9c9dec34e9d`)."]
+    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `66fd8cd6a895e7855e2b8879f5d525520a4aaaf7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `seen` (a zset, named `{<ns>}:last.seen`): user -> when it was last seen (ms): the book's `last.seen`"]
@@ -4507,7 +4507,7 @@ pub mod pagination {
     pub static ADD: crate::Script = crate::Script {
         name: "pagination/add",
         path: "scripts/pagination/add.lua",
-        sha1: "7c8bdf4d073c578cac05873145081ffb25ad02a4",
+        sha1: "eac5da968a5d4ba36487853daf7ff071858082e9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/add.lua")),
         flags: &[],
         summary: "Adds items at the head of a list, the last one newest (the book's `add`), and counts every item ever added.",
@@ -4540,7 +4540,7 @@ pub mod pagination {
     #[doc = " counted, and cursors issued before it may then show items again. A list filled"]
     #[doc = " before it was counted has its items numbered from 1, oldest first, on its first add."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/add.lua` (`pagination/add`, SHA1 `7c8bdf4d073c578cac05873145081ffb25ad02a4`)."]
+    #[doc = " Runs `scripts/pagination/add.lua` (`pagination/add`, SHA1 `eac5da968a5d4ba36487853daf7ff071858082e9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first"]
@@ -4567,7 +4567,7 @@ pub mod pagination {
     pub static PAGE: crate::Script = crate::Script {
         name: "pagination/page",
         path: "scripts/pagination/page.lua",
-        sha1: "447868f8306d8eae12194b582ed46b034b43c600",
+        sha1: "a9ba831e270cbb04f03b0850df2cb504cc3b613e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/page.lua")),
         flags: &["no-writes", ],
         summary: "Reads one page of a list, newest first, by a cursor that neither new items nor trims at the tail shift.",
@@ -4610,7 +4610,7 @@ pub mod pagination {
     #[doc = " never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its"]
     #[doc = " oldest item were number 1."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `447868f8306d8eae12194b582ed46b034b43c600`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `a9ba831e270cbb04f03b0850df2cb504cc3b613e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first (added with `add.lua`)"]
@@ -4685,7 +4685,7 @@ pub mod rate_limiter {
     pub static DURATION: crate::Script = crate::Script {
         name: "rate_limiter/duration",
         path: "scripts/rate_limiter/duration.lua",
-        sha1: "abb10eb49a7760d05aa9b2f5c5c7771bdfd7ca52",
+        sha1: "445de7a743e8a7c6603358d22ba0b296e395b0aa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/duration.lua")),
         flags: &["no-writes", ],
         summary: "Returns how long until the window resets, only when its limit is reached.",
@@ -4717,7 +4717,7 @@ pub mod rate_limiter {
     #[doc = " `maximum` (an attempt would be admitted now), or when it has no expiry."]
     #[doc = " Writes nothing and runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `abb10eb49a7760d05aa9b2f5c5c7771bdfd7ca52`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `445de7a743e8a7c6603358d22ba0b296e395b0aa`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -4744,7 +4744,7 @@ pub mod rate_limiter {
     pub static GCRA: crate::Script = crate::Script {
         name: "rate_limiter/gcra",
         path: "scripts/rate_limiter/gcra.lua",
-        sha1: "9f730da9904771fd2e09a57cee5b046b14309129",
+        sha1: "6e19354920161fc67fe5e71ff0df19d8340eabd8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/gcra.lua")),
         flags: &[],
         summary: "Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.",
@@ -4791,7 +4791,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the requests of cost 1 still admitted now; retry-after is the time until"]
     #[doc = " `cost` would be admitted, and reset-after the time until the bucket is full again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `9f730da9904771fd2e09a57cee5b046b14309129`)."]
+    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `6e19354920161fc67fe5e71ff0df19d8340eabd8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tat` (a string, named `<prefix>:<uid>:<action>`): the theoretical arrival time: microseconds, with a fraction"]
@@ -4824,7 +4824,7 @@ pub mod rate_limiter {
     pub static IS_PERMITTED: crate::Script = crate::Script {
         name: "rate_limiter/is_permitted",
         path: "scripts/rate_limiter/is_permitted.lua",
-        sha1: "fa63f9f5ae7c49817c2d6bc2fbce6481dbf1ba60",
+        sha1: "3cf14c2eedd2cff0c38de1839474b54c7dc385d3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/is_permitted.lua")),
         flags: &[],
         summary: "Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed.",
@@ -4866,7 +4866,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the attempts still admitted in this window; retry-after is the time"]
     #[doc = " until an attempt can be admitted, and reset-after the time until the window resets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `fa63f9f5ae7c49817c2d6bc2fbce6481dbf1ba60`)."]
+    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `3cf14c2eedd2cff0c38de1839474b54c7dc385d3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -4897,7 +4897,7 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "8f78370f5629c3c9c206c0e9e451cdfb74d5bfa8",
+        sha1: "53eea57f3b52911fa250003e487f123ac89c889c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
@@ -4942,7 +4942,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the units still admitted now; retry-after is the time until `cost`"]
     #[doc = " would be admitted, and reset-after the time until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `8f78370f5629c3c9c206c0e9e451cdfb74d5bfa8`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `53eea57f3b52911fa250003e487f123ac89c889c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -5006,7 +5006,7 @@ pub mod redlock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "redlock/acquire",
         path: "scripts/redlock/acquire.lua",
-        sha1: "c0b88e5ff6181e05a3544ade8d3a42f219aa71e0",
+        sha1: "3a75599f1b3af29d188a7b8551059149d7315949",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/redlock/acquire.lua")),
         flags: &[],
         summary: "Takes one server's share of a Redlock: its next fencing number, or nil when held.",
@@ -5046,7 +5046,7 @@ pub mod redlock {
     #[doc = " token. A call repeated with the token that holds the lock (its reply was lost) sets the"]
     #[doc = " lease anew and answers the counter as it is."]
     #[doc = ""]
-    #[doc = " Runs `scripts/redlock/acquire.lua` (`redlock/acquire`, SHA1 `c0b88e5ff6181e05a3544ade8d3a42f219aa71e0`)."]
+    #[doc = " Runs `scripts/redlock/acquire.lua` (`redlock/acquire`, SHA1 `3a75599f1b3af29d188a7b8551059149d7315949`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<name>`): the lock key; holds the holder's token"]
@@ -5076,7 +5076,7 @@ pub mod redlock {
     pub static RAISE: crate::Script = crate::Script {
         name: "redlock/raise",
         path: "scripts/redlock/raise.lua",
-        sha1: "439fabe3237f6567b0f54c23475176ba237cd981",
+        sha1: "5376bfc0fbaf21d0bb87847624aa286e8df94d16",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/redlock/raise.lua")),
         flags: &[],
         summary: "Raises this server's fencing counter to `floor` while `lock` is held with `token`.",
@@ -5112,7 +5112,7 @@ pub mod redlock {
     #[doc = " this one, answers a higher token. That holds while no server loses its"]
     #[doc = " counter (a restart without `appendfsync always`), which is why the token is best-effort."]
     #[doc = ""]
-    #[doc = " Runs `scripts/redlock/raise.lua` (`redlock/raise`, SHA1 `439fabe3237f6567b0f54c23475176ba237cd981`)."]
+    #[doc = " Runs `scripts/redlock/raise.lua` (`redlock/raise`, SHA1 `5376bfc0fbaf21d0bb87847624aa286e8df94d16`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<name>`): the lock key; holds the holder's token"]
@@ -5199,7 +5199,7 @@ pub mod relation {
     pub static FOLLOW: crate::Script = crate::Script {
         name: "relation/follow",
         path: "scripts/relation/follow.lua",
-        sha1: "617bdc62df2974c35b3c32a6f3c4ee07fa53d2d4",
+        sha1: "0c47097d59242a91a6fddbd09324981f14bbe8a6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/follow.lua")),
         flags: &[],
         summary: "Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps the first time.",
@@ -5236,7 +5236,7 @@ pub mod relation {
     #[doc = " one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then"]
     #[doc = " never skips or repeats an entry. The two sides may hold times a few ms apart."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `617bdc62df2974c35b3c32a6f3c4ee07fa53d2d4`)."]
+    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `0c47097d59242a91a6fddbd09324981f14bbe8a6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -5266,7 +5266,7 @@ pub mod relation {
     pub static MUTUAL: crate::Script = crate::Script {
         name: "relation/mutual",
         path: "scripts/relation/mutual.lua",
-        sha1: "26a0d551df99c31a27f1a33beb93bf99e2bdd501",
+        sha1: "9b28f1123fdd91bc4aa5611404926b5fa77f5c1e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/mutual.lua")),
         flags: &["no-writes", ],
         summary: "Whether two users follow each other (the book's `is_following_each_other`), read at one moment.",
@@ -5297,7 +5297,7 @@ pub mod relation {
     #[doc = " 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here"]
     #[doc = " ZSCORE (O(1)) in one script."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `26a0d551df99c31a27f1a33beb93bf99e2bdd501`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `9b28f1123fdd91bc4aa5611404926b5fa77f5c1e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `a_following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users"]
@@ -5326,7 +5326,7 @@ pub mod relation {
     pub static UNFOLLOW: crate::Script = crate::Script {
         name: "relation/unfollow",
         path: "scripts/relation/unfollow.lua",
-        sha1: "b3eeb8ea2079dbc0a4482e09882531fe593f1575",
+        sha1: "b69860524a5996e60e0c2432a06c1f3dd67b855e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/unfollow.lua")),
         flags: &[],
         summary: "Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).",
@@ -5356,7 +5356,7 @@ pub mod relation {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `b3eeb8ea2079dbc0a4482e09882531fe593f1575`)."]
+    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `b69860524a5996e60e0c2432a06c1f3dd67b855e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -5454,7 +5454,7 @@ pub mod reliable_topic {
     pub static ACK: crate::Script = crate::Script {
         name: "reliable_topic/ack",
         path: "scripts/reliable_topic/ack.lua",
-        sha1: "00ec5517e33781d39a829cc6dd2e10e2c7d33e34",
+        sha1: "454c07941ad0d6deebab38a5852661dc06fa0afc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/ack.lua")),
         flags: &[],
         summary: "Acknowledges the messages up to one the subscription read: true, or false when it had already.",
@@ -5499,7 +5499,7 @@ pub mod reliable_topic {
     #[doc = " subscriptions whose lease ran out. An ack of a message at or before the position"]
     #[doc = " moves nothing (false), but still trims: acks may come twice."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `00ec5517e33781d39a829cc6dd2e10e2c7d33e34`)."]
+    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `454c07941ad0d6deebab38a5852661dc06fa0afc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5538,7 +5538,7 @@ pub mod reliable_topic {
     pub static POLL: crate::Script = crate::Script {
         name: "reliable_topic/poll",
         path: "scripts/reliable_topic/poll.lua",
-        sha1: "5d456e18c38569ec3958475c509c12387f08ee22",
+        sha1: "6d0642adadc20d9c87b9d8e201d1764bdaabd0fd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/poll.lua")),
         flags: &[],
         summary: "Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages).",
@@ -5586,7 +5586,7 @@ pub mod reliable_topic {
     #[doc = " so that one call stays short (about a millisecond of server time at 1 kB each): a"]
     #[doc = " subscriber behind by more polls again after its ack."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `5d456e18c38569ec3958475c509c12387f08ee22`)."]
+    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `6d0642adadc20d9c87b9d8e201d1764bdaabd0fd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5624,7 +5624,7 @@ pub mod reliable_topic {
     pub static PUBLISH: crate::Script = crate::Script {
         name: "reliable_topic/publish",
         path: "scripts/reliable_topic/publish.lua",
-        sha1: "1ab3a836741e1f1a7ff17d18cd985ed2ff46ffcd",
+        sha1: "9ffe91348dfbca681248d3098aebb1479bebcbeb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/publish.lua")),
         flags: &[],
         summary: "Publishes a message: its id and number.",
@@ -5659,7 +5659,7 @@ pub mod reliable_topic {
     #[doc = " reads nothing while its lease lasts; `ack.lua` trims it to what the slowest live"]
     #[doc = " subscription still needs."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `1ab3a836741e1f1a7ff17d18cd985ed2ff46ffcd`)."]
+    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `9ffe91348dfbca681248d3098aebb1479bebcbeb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5688,7 +5688,7 @@ pub mod reliable_topic {
     pub static SUBSCRIBE: crate::Script = crate::Script {
         name: "reliable_topic/subscribe",
         path: "scripts/reliable_topic/subscribe.lua",
-        sha1: "929d594c5ddcff2383a8ccd3a3b3f10f0d0fe05e",
+        sha1: "cfa44dd6e9e8e03d5b6310fa857c8a401aecb0f8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/subscribe.lua")),
         flags: &[],
         summary: "Starts a subscription, or renews the one of that name: whether it is new, and where it reads from.",
@@ -5733,7 +5733,7 @@ pub mod reliable_topic {
     #[doc = " `ack.lua`, and waits for messages with `XREAD BLOCK <ms> STREAMS <stream> <id>` from"]
     #[doc = " the id `poll.lua` answered: never pub/sub."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `929d594c5ddcff2383a8ccd3a3b3f10f0d0fe05e`)."]
+    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `cfa44dd6e9e8e03d5b6310fa857c8a401aecb0f8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5770,7 +5770,7 @@ pub mod reliable_topic {
     pub static UNSUBSCRIBE: crate::Script = crate::Script {
         name: "reliable_topic/unsubscribe",
         path: "scripts/reliable_topic/unsubscribe.lua",
-        sha1: "cd7c1fcdd5590ac26d33841a9ddc0e34a5d6f937",
+        sha1: "1ecd6369897238392b9566ff2cb85e1f5a3b9c55",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/unsubscribe.lua")),
         flags: &[],
         summary: "Ends a subscription: true when there was one.",
@@ -5804,7 +5804,7 @@ pub mod reliable_topic {
     #[doc = " trimmed to the slowest one left, at most 1000 messages, as `ack.lua` trims); its"]
     #[doc = " position is forgotten, and a later `subscribe.lua` with its name starts anew."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/unsubscribe.lua` (`reliable_topic/unsubscribe`, SHA1 `cd7c1fcdd5590ac26d33841a9ddc0e34a5d6f937`)."]
+    #[doc = " Runs `scripts/reliable_topic/unsubscribe.lua` (`reliable_topic/unsubscribe`, SHA1 `1ecd6369897238392b9566ff2cb85e1f5a3b9c55`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5892,7 +5892,7 @@ pub mod resource_pool {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "resource_pool/acquire",
         path: "scripts/resource_pool/acquire.lua",
-        sha1: "6ba108406b849010e4643d8f4c01bd2a25d92ac9",
+        sha1: "0b2f967e787dc5bffacb309cf6db345d558eedec",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire.lua")),
         flags: &[],
         summary: "Takes an available resource and marks it held, with no lease; nil when none is left.",
@@ -5926,7 +5926,7 @@ pub mod resource_pool {
     #[doc = " reclaiming up to `limit` expired leases, no resource was available. The resource"]
     #[doc = " stays held until `release.lua` frees it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `6ba108406b849010e4643d8f4c01bd2a25d92ac9`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `0b2f967e787dc5bffacb309cf6db345d558eedec`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -5955,7 +5955,7 @@ pub mod resource_pool {
     pub static ACQUIRE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/acquire_lease",
         path: "scripts/resource_pool/acquire_lease.lua",
-        sha1: "f79a74c4a5f6074c8941d314b839f4eb4d9ac048",
+        sha1: "4d73d61e3a5b9dbf28b17f186580ed699414b188",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire_lease.lua")),
         flags: &[],
         summary: "Takes an available resource for `ttl` under the caller's `token`; nil when none is left.",
@@ -5993,7 +5993,7 @@ pub mod resource_pool {
     #[doc = " (`release_lease.lua`, `extend_lease.lua`). Up to `limit` expired leases are reclaimed"]
     #[doc = " before picking, so nil means every resource is held by a live holder."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `f79a74c4a5f6074c8941d314b839f4eb4d9ac048`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `4d73d61e3a5b9dbf28b17f186580ed699414b188`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6026,7 +6026,7 @@ pub mod resource_pool {
     pub static ASSOCIATE: crate::Script = crate::Script {
         name: "resource_pool/associate",
         path: "scripts/resource_pool/associate.lua",
-        sha1: "540b365edfaf7c285571b27f7a8757ff8b5d648e",
+        sha1: "c4252f36de0fed2dfe613794e6c1effec93c2883",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/associate.lua")),
         flags: &[],
         summary: "Adds `resource` to the pool, as available, unless the pool already has it.",
@@ -6056,7 +6056,7 @@ pub mod resource_pool {
     #[doc = " under WATCH and returns None when another client touched them in between, so the"]
     #[doc = " caller must retry; this checks and adds in one atomic step and never fails that way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/associate.lua` (`resource_pool/associate`, SHA1 `540b365edfaf7c285571b27f7a8757ff8b5d648e`)."]
+    #[doc = " Runs `scripts/resource_pool/associate.lua` (`resource_pool/associate`, SHA1 `c4252f36de0fed2dfe613794e6c1effec93c2883`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6083,7 +6083,7 @@ pub mod resource_pool {
     pub static DISASSOCIATE: crate::Script = crate::Script {
         name: "resource_pool/disassociate",
         path: "scripts/resource_pool/disassociate.lua",
-        sha1: "8a3ba61e329dadd30897bd8ecc9018650c3f618b",
+        sha1: "1785cf226ba657f37aac58977e147417fcfee3cb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/disassociate.lua")),
         flags: &[],
         summary: "Removes `resource` from the pool, available or held, with its lease if it has one.",
@@ -6115,7 +6115,7 @@ pub mod resource_pool {
     #[doc = " both sets; this also drops its lease and its holder's token, so that an expired lease"]
     #[doc = " cannot bring it back into the pool later."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `8a3ba61e329dadd30897bd8ecc9018650c3f618b`)."]
+    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `1785cf226ba657f37aac58977e147417fcfee3cb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6144,7 +6144,7 @@ pub mod resource_pool {
     pub static EXTEND_LEASE: crate::Script = crate::Script {
         name: "resource_pool/extend_lease",
         path: "scripts/resource_pool/extend_lease.lua",
-        sha1: "e53fde9d9af2da3c885fa08443fc75609c903bb3",
+        sha1: "25e1d03368cfbe08dfa7e22f6582de5728bf405b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/extend_lease.lua")),
         flags: &[],
         summary: "Sets a leased resource's deadline to `ttl` from now if it is still held with `token`.",
@@ -6177,7 +6177,7 @@ pub mod resource_pool {
     #[doc = " Beyond the book: a holder whose work runs long renews its lease before it runs out."]
     #[doc = " After the lease was reclaimed, the old token extends nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/extend_lease.lua` (`resource_pool/extend_lease`, SHA1 `e53fde9d9af2da3c885fa08443fc75609c903bb3`)."]
+    #[doc = " Runs `scripts/resource_pool/extend_lease.lua` (`resource_pool/extend_lease`, SHA1 `25e1d03368cfbe08dfa7e22f6582de5728bf405b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leases` (a zset, named `{<name>}:leases`): leased resource -> lease deadline (ms, server clock)"]
@@ -6208,7 +6208,7 @@ pub mod resource_pool {
     pub static HAS: crate::Script = crate::Script {
         name: "resource_pool/has",
         path: "scripts/resource_pool/has.lua",
-        sha1: "565a94eb0cf6279ea281d1b79e584d224533b3d1",
+        sha1: "20b4e8ffcefd43bd1a28bc386aaf64baec98ca49",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/has.lua")),
         flags: &["no-writes", ],
         summary: "Tells whether the pool has `resource`, available or held.",
@@ -6237,7 +6237,7 @@ pub mod resource_pool {
     #[doc = " 《Redis 应用实例》 chapter 10 (`ResourcePool.has`, MULTI SISMEMBER SISMEMBER EXEC in"]
     #[doc = " the book, which returns 0/1). Read-only: runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/has.lua` (`resource_pool/has`, SHA1 `565a94eb0cf6279ea281d1b79e584d224533b3d1`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/resource_pool/has.lua` (`resource_pool/has`, SHA1 `20b4e8ffcefd43bd1a28bc386aaf64baec98ca49`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6264,7 +6264,7 @@ pub mod resource_pool {
     pub static RECLAIM: crate::Script = crate::Script {
         name: "resource_pool/reclaim",
         path: "scripts/resource_pool/reclaim.lua",
-        sha1: "5f26a1775886b7b7d04c33412bceeeead913d5fc",
+        sha1: "76d280c80b8bf2b16d5d84fd456c4c2ec93ec601",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/reclaim.lua")),
         flags: &[],
         summary: "Returns resources whose lease ran out to the pool, at most `limit` of them.",
@@ -6298,7 +6298,7 @@ pub mod resource_pool {
     #[doc = " holder can no longer release it. `acquire.lua` and `acquire_lease.lua` do the same"]
     #[doc = " for a few leases before they pick; call this to tidy a pool nobody acquires from."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `5f26a1775886b7b7d04c33412bceeeead913d5fc`)."]
+    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `76d280c80b8bf2b16d5d84fd456c4c2ec93ec601`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6327,7 +6327,7 @@ pub mod resource_pool {
     pub static RELEASE: crate::Script = crate::Script {
         name: "resource_pool/release",
         path: "scripts/resource_pool/release.lua",
-        sha1: "a9dc1816c55111b48249f0bec71b3b110b1a7fd0",
+        sha1: "790697005e0272bf49519ad6168b71d477c20fd2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/release.lua")),
         flags: &[],
         summary: "Returns a resource held with no lease to the pool.",
@@ -6359,7 +6359,7 @@ pub mod resource_pool {
     #[doc = " (`release_lease.lua`), so a client whose lease ran out cannot free a resource that"]
     #[doc = " now belongs to someone else."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/release.lua` (`resource_pool/release`, SHA1 `a9dc1816c55111b48249f0bec71b3b110b1a7fd0`)."]
+    #[doc = " Runs `scripts/resource_pool/release.lua` (`resource_pool/release`, SHA1 `790697005e0272bf49519ad6168b71d477c20fd2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6387,7 +6387,7 @@ pub mod resource_pool {
     pub static RELEASE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/release_lease",
         path: "scripts/resource_pool/release_lease.lua",
-        sha1: "e25b473d88328cac4fd4cc72f5cad2cc18118831",
+        sha1: "28ac03392702984d0b40b3bc9fc17e7c89ec8765",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/release_lease.lua")),
         flags: &[],
         summary: "Returns a leased resource to the pool if, and only if, it is still held with `token`.",
@@ -6422,7 +6422,7 @@ pub mod resource_pool {
     #[doc = " deadline is not checked: a holder whose lease has passed but was not reclaimed yet"]
     #[doc = " still holds the resource."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `e25b473d88328cac4fd4cc72f5cad2cc18118831`)."]
+    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `28ac03392702984d0b40b3bc9fc17e7c89ec8765`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6453,7 +6453,7 @@ pub mod resource_pool {
     pub static TOTAL_COUNT: crate::Script = crate::Script {
         name: "resource_pool/total_count",
         path: "scripts/resource_pool/total_count.lua",
-        sha1: "ef46f21e8b3dc842d5a6f0584e20a1ad508aeb26",
+        sha1: "c77ae92f64eeb282c7899cc398c6e8e5fdf94172",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/total_count.lua")),
         flags: &["no-writes", ],
         summary: "Counts the pool's resources, available and held, at one moment.",
@@ -6480,7 +6480,7 @@ pub mod resource_pool {
     #[doc = " 《Redis 应用实例》 chapter 10 (`ResourcePool.total_count`, MULTI SCARD SCARD EXEC in"]
     #[doc = " the book). Read-only: runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/total_count.lua` (`resource_pool/total_count`, SHA1 `ef46f21e8b3dc842d5a6f0584e20a1ad508aeb26`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/resource_pool/total_count.lua` (`resource_pool/total_count`, SHA1 `c77ae92f64eeb282c7899cc398c6e8e5fdf94172`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6548,7 +6548,7 @@ pub mod row_cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "row_cache/claim",
         path: "scripts/row_cache/claim.lua",
-        sha1: "985822a81acdde81615ac171d338e7c5800776f9",
+        sha1: "1ae19a9bd87e73ac0e8354d1a3afb20c82d3c435",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/claim.lua")),
         flags: &[],
         summary: "Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other worker gets it until then.",
@@ -6582,7 +6582,7 @@ pub mod row_cache {
     #[doc = " delay (written by something other than schedule.lua) is unscheduled and reported as"]
     #[doc = " dropped, so the worker can delete its cached copy."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `985822a81acdde81615ac171d338e7c5800776f9`)."]
+    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `1ae19a9bd87e73ac0e8354d1a3afb20c82d3c435`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -6609,7 +6609,7 @@ pub mod row_cache {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "row_cache/schedule",
         path: "scripts/row_cache/schedule.lua",
-        sha1: "308166e26b5fb1e7599a4d4425be046b2e3dbd03",
+        sha1: "e5fb45303162848e85e5127be671709ede16f5cc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/schedule.lua")),
         flags: &[],
         summary: "Schedules a row to be cached now and again every `delay`, or, with a delay of 0, stops caching it at once.",
@@ -6644,7 +6644,7 @@ pub mod row_cache {
     #[doc = " deletes its cached copy in the same step; the book instead leaves a delay of 0 for a"]
     #[doc = " worker to find, and its workers crash on a row with no delay at all."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `308166e26b5fb1e7599a4d4425be046b2e3dbd03`)."]
+    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `e5fb45303162848e85e5127be671709ede16f5cc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -6674,7 +6674,7 @@ pub mod row_cache {
     pub static STORE: crate::Script = crate::Script {
         name: "row_cache/store",
         path: "scripts/row_cache/store.lua",
-        sha1: "95febe8b5fe062f161a0c315371e0f955ebba683",
+        sha1: "57e97f0980617a692298e930ab878b2837b1f7ea",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/store.lua")),
         flags: &[],
         summary: "Stores a claimed row's fresh copy, unless the row was unscheduled meanwhile.",
@@ -6705,7 +6705,7 @@ pub mod row_cache {
     #[doc = " between its claim and this write; if the row was unscheduled in between, writing the"]
     #[doc = " copy would leave a stale row cached for ever, so the copy is deleted instead."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `95febe8b5fe062f161a0c315371e0f955ebba683`)."]
+    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `57e97f0980617a692298e930ab878b2837b1f7ea`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -6814,7 +6814,7 @@ pub mod rw_lock {
     pub static ACQUIRE_READ: crate::Script = crate::Script {
         name: "rw_lock/acquire_read",
         path: "scripts/rw_lock/acquire_read.lua",
-        sha1: "b852274b96c58f08e68d9fcd05a6fa9bbe9976a1",
+        sha1: "9148ea50b040a134cd1ea60d1d314fac69fc7cd9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_read.lua")),
         flags: &[],
         summary: "Takes a read hold under `token` for `lease`, or says what to wait on.",
@@ -6863,7 +6863,7 @@ pub mod rw_lock {
     #[doc = " wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at"]
     #[doc = " most before calling again (the time to the lease or place that stands in the way)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `b852274b96c58f08e68d9fcd05a6fa9bbe9976a1`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `9148ea50b040a134cd1ea60d1d314fac69fc7cd9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -6901,7 +6901,7 @@ pub mod rw_lock {
     pub static ACQUIRE_WRITE: crate::Script = crate::Script {
         name: "rw_lock/acquire_write",
         path: "scripts/rw_lock/acquire_write.lua",
-        sha1: "405fe2bfb94f9ca389c2e4c2864c94517d238c6f",
+        sha1: "c74ee28ec525b51a1dc19cd3b9634db4016dc208",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_write.lua")),
         flags: &[],
         summary: "Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on.",
@@ -6952,7 +6952,7 @@ pub mod rw_lock {
     #[doc = " first and `downgrade`. Up to `limit` lapsed read holds and `limit` lapsed writer places"]
     #[doc = " are dropped first (the earliest first); dropping any wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `405fe2bfb94f9ca389c2e4c2864c94517d238c6f`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `c74ee28ec525b51a1dc19cd3b9634db4016dc208`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -6992,7 +6992,7 @@ pub mod rw_lock {
     pub static DOWNGRADE: crate::Script = crate::Script {
         name: "rw_lock/downgrade",
         path: "scripts/rw_lock/downgrade.lua",
-        sha1: "a43cc26c5c629a643ce9a852fbc2415df29bdb14",
+        sha1: "c997e3d5262885324bf3f273812f5ecf20d238c0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/downgrade.lua")),
         flags: &[],
         summary: "Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.",
@@ -7029,7 +7029,7 @@ pub mod rw_lock {
     #[doc = " writers wait for its read holds. Its fencing token stays the last one handed out until"]
     #[doc = " the next write hold."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `a43cc26c5c629a643ce9a852fbc2415df29bdb14`)."]
+    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `c997e3d5262885324bf3f273812f5ecf20d238c0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7062,7 +7062,7 @@ pub mod rw_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "rw_lock/extend",
         path: "scripts/rw_lock/extend.lua",
-        sha1: "0060a1ae59c181f7704898629047d846dba2e894",
+        sha1: "769ff7b8de6d258ea4a601cb8c8e6b923d9f0304",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/extend.lua")),
         flags: &[],
         summary: "Runs `token`'s write hold and read holds, those it still has, for `lease` from now.",
@@ -7096,7 +7096,7 @@ pub mod rw_lock {
     #[doc = " Beyond the book. A hold whose lease has passed is not brought back: the holder lost it"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `0060a1ae59c181f7704898629047d846dba2e894`)."]
+    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `769ff7b8de6d258ea4a601cb8c8e6b923d9f0304`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7128,7 +7128,7 @@ pub mod rw_lock {
     pub static RELEASE_READ: crate::Script = crate::Script {
         name: "rw_lock/release_read",
         path: "scripts/rw_lock/release_read.lua",
-        sha1: "1b150db97f90b5c314d156ec9f78460161dc6a4f",
+        sha1: "58abbe07de8c79a87845e36cbae51e99e3a4cd5c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/release_read.lua")),
         flags: &[],
         summary: "Gives back one of `token`'s read holds.",
@@ -7162,7 +7162,7 @@ pub mod rw_lock {
     #[doc = " (a writer waits for it). A hold whose lease has passed is no longer held: the call"]
     #[doc = " drops what is left of it and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/release_read.lua` (`rw_lock/release_read`, SHA1 `1b150db97f90b5c314d156ec9f78460161dc6a4f`)."]
+    #[doc = " Runs `scripts/rw_lock/release_read.lua` (`rw_lock/release_read`, SHA1 `58abbe07de8c79a87845e36cbae51e99e3a4cd5c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `readers` (a zset, named `{<name>}:readers`): read holder token -> lease deadline (ms, server clock)"]
@@ -7191,7 +7191,7 @@ pub mod rw_lock {
     pub static RELEASE_WRITE: crate::Script = crate::Script {
         name: "rw_lock/release_write",
         path: "scripts/rw_lock/release_write.lua",
-        sha1: "fa09079cb2820e7de0800897eaf0bc56671cf709",
+        sha1: "6393ab51471767821104af3c06aadbf637507ee3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/release_write.lua")),
         flags: &[],
         summary: "Gives back one of `token`'s write holds; the last one frees the lock.",
@@ -7221,7 +7221,7 @@ pub mod rw_lock {
     #[doc = " Beyond the book. Freeing the lock wakes the waiters. A hold whose lease has passed is"]
     #[doc = " gone (its key expired): the call answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/release_write.lua` (`rw_lock/release_write`, SHA1 `fa09079cb2820e7de0800897eaf0bc56671cf709`)."]
+    #[doc = " Runs `scripts/rw_lock/release_write.lua` (`rw_lock/release_write`, SHA1 `6393ab51471767821104af3c06aadbf637507ee3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7249,7 +7249,7 @@ pub mod rw_lock {
     pub static WITHDRAW: crate::Script = crate::Script {
         name: "rw_lock/withdraw",
         path: "scripts/rw_lock/withdraw.lua",
-        sha1: "994ad6670bbd40260cd54513a7fdee9cf1e91d26",
+        sha1: "2f37be2aefc7a8af68550b040ca808047f37d71a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/withdraw.lua")),
         flags: &[],
         summary: "Gives up `token`'s place as a waiting writer, so that readers it held back come in.",
@@ -7279,7 +7279,7 @@ pub mod rw_lock {
     #[doc = " dies without it loses its place when the place's lease passes. Withdrawing a place"]
     #[doc = " wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `994ad6670bbd40260cd54513a7fdee9cf1e91d26`)."]
+    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `2f37be2aefc7a8af68550b040ca808047f37d71a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `intents` (a zset, named `{<name>}:intents`): waiting writer token -> place deadline (ms, server clock)"]
@@ -7387,7 +7387,7 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "7384cf8f62939498da322b358fee812526a7703f",
+        sha1: "afdbdbaef887ae2f20693f5fca762905e39fef6a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
@@ -7447,7 +7447,7 @@ pub mod semaphore {
     #[doc = " (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls"]
     #[doc = " again: releases, reclaimed leases, dropped places and capacity raises append to it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `7384cf8f62939498da322b358fee812526a7703f`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `afdbdbaef887ae2f20693f5fca762905e39fef6a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7489,7 +7489,7 @@ pub mod semaphore {
     pub static EXTEND: crate::Script = crate::Script {
         name: "semaphore/extend",
         path: "scripts/semaphore/extend.lua",
-        sha1: "35fc2efe7e430fc9cab6c3bad534404d6d618901",
+        sha1: "7b767bb3c17df2eb06f91212b4aa6ac9040ba2db",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
         flags: &[],
         summary: "Sets the lease of the permits `token` holds to `lease` from now.",
@@ -7526,7 +7526,7 @@ pub mod semaphore {
     #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
     #[doc = " answers nil, as it does for a token that holds nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `35fc2efe7e430fc9cab6c3bad534404d6d618901`)."]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `7b767bb3c17df2eb06f91212b4aa6ac9040ba2db`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7559,7 +7559,7 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "bd1957767cbf05e10f6d79ee27b1f917fac30b42",
+        sha1: "05df434ac9198ee01e7eeb4568e8342b88695796",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
@@ -7597,7 +7597,7 @@ pub mod semaphore {
     #[doc = " releasing it frees nothing (0), however often it is sent. A waiter that gives up"]
     #[doc = " calls this too: its place goes, and the requests behind it move up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `bd1957767cbf05e10f6d79ee27b1f917fac30b42`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `05df434ac9198ee01e7eeb4568e8342b88695796`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7630,7 +7630,7 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "1f8fcdeedc4092da84afa8e5fedce6f338c0ab3f",
+        sha1: "cb5c5d5f9e21070df41c044a80b53f504438c6ce",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
@@ -7664,7 +7664,7 @@ pub mod semaphore {
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `1f8fcdeedc4092da84afa8e5fedce6f338c0ab3f`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `cb5c5d5f9e21070df41c044a80b53f504438c6ce`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7692,7 +7692,7 @@ pub mod semaphore {
     pub static STATE: crate::Script = crate::Script {
         name: "semaphore/state",
         path: "scripts/semaphore/state.lua",
-        sha1: "50142e71c43851d77d7ebc9031847e6105d70538",
+        sha1: "30c09241a6d82383d598ccc0f7364422b8afe959",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/state.lua")),
         flags: &["no-writes", ],
         summary: "Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters.",
@@ -7725,7 +7725,7 @@ pub mod semaphore {
     #[doc = " holding is left to reclaim, they are the sum of the live ones. Reads every holding:"]
     #[doc = " at most 1,000, as each holds a permit at least and the capacity is at most 1,000."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `50142e71c43851d77d7ebc9031847e6105d70538`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `30c09241a6d82383d598ccc0f7364422b8afe959`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7785,7 +7785,7 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "731b44437cf706f5e56c87caad4814bf86e8e399",
+        sha1: "2a232ce40de2563c978b2bb6adf6dcf21837fc4d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
@@ -7835,7 +7835,7 @@ pub mod session {
     #[doc = " so the cap holds at every instant. Both keys expire when the last session does, so a"]
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `731b44437cf706f5e56c87caad4814bf86e8e399`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `2a232ce40de2563c978b2bb6adf6dcf21837fc4d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -7868,7 +7868,7 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "37801459da6e8e921492ae71d4da216542dc5840",
+        sha1: "209a6909e1d59a51f5a5e1e22a7de3b4c411da68",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
@@ -7900,7 +7900,7 @@ pub mod session {
     #[doc = " are ignored. Expired sessions of the user are forgotten first. Logging out everywhere"]
     #[doc = " needs no script: `DEL sessions records`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `37801459da6e8e921492ae71d4da216542dc5840`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `209a6909e1d59a51f5a5e1e22a7de3b4c411da68`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -7927,7 +7927,7 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "816d31d6f64556cf702f14f545155e32d0dcb5c9",
+        sha1: "18ede0a7c044019d105a00b3655c47427a8aa24b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
@@ -7955,7 +7955,7 @@ pub mod session {
     #[doc = " ended with end.lua. Sessions that have expired but are not yet forgotten are left out."]
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `816d31d6f64556cf702f14f545155e32d0dcb5c9`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `18ede0a7c044019d105a00b3655c47427a8aa24b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -7978,7 +7978,7 @@ pub mod session {
     pub static SET: crate::Script = crate::Script {
         name: "session/set",
         path: "scripts/session/set.lua",
-        sha1: "db09e394d5a9d99007ed00b1ed71fbe41fcb5367",
+        sha1: "9292e9293749b8ed55f80f3c9280a862f3e9411a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/set.lua")),
         flags: &[],
         summary: "Sets fields of a session's data, if the token is correct; the data ends with the session.",
@@ -8017,7 +8017,7 @@ pub mod session {
     #[doc = " Expired sessions of the user are forgotten first (see create.lua). Setting data does not"]
     #[doc = " slide the expiry."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `db09e394d5a9d99007ed00b1ed71fbe41fcb5367`)."]
+    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `9292e9293749b8ed55f80f3c9280a862f3e9411a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -8048,7 +8048,7 @@ pub mod session {
     pub static UNSET: crate::Script = crate::Script {
         name: "session/unset",
         path: "scripts/session/unset.lua",
-        sha1: "04845f4cc860889fdea2a67381b91dc828fcccef",
+        sha1: "d84200027b0dfd690a0a84dca17acccce65e0b27",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/unset.lua")),
         flags: &[],
         summary: "Removes fields from a session's data, if the token is correct.",
@@ -8079,7 +8079,7 @@ pub mod session {
     #[doc = " Beyond the book (see set.lua for where the data lives). Names the data does not hold"]
     #[doc = " are ignored. Expired sessions of the user are forgotten first (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `04845f4cc860889fdea2a67381b91dc828fcccef`)."]
+    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `d84200027b0dfd690a0a84dca17acccce65e0b27`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -8108,7 +8108,7 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "ed482afdc94ffd55da33bda6b00106b65bb308f2",
+        sha1: "fa01755f6557cf0281097d464d4d79f3b20d4700",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
@@ -8151,7 +8151,7 @@ pub mod session {
     #[doc = " from now (the book's never does). With `data` = 1 a correct token's reply also carries"]
     #[doc = " the session's data. Expired sessions of the user are forgotten first (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `ed482afdc94ffd55da33bda6b00106b65bb308f2`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `fa01755f6557cf0281097d464d4d79f3b20d4700`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -8265,7 +8265,7 @@ pub mod short_url {
     pub static CLAIM: crate::Script = crate::Script {
         name: "short_url/claim",
         path: "scripts/short_url/claim.lua",
-        sha1: "bd171fcd2ff4ff6d1ae10c214cacab2d75dbe1a5",
+        sha1: "8c9a5f2878b05aff244ac488b9e0ec2b07814ee5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/claim.lua")),
         flags: &[],
         summary: "Gives `url` the custom short id `slug`, unless a live link holds it.",
@@ -8306,7 +8306,7 @@ pub mod short_url {
     #[doc = " often as it allows is free again: that link is deleted. A number's base62 id taken as"]
     #[doc = " a slug is skipped by `shorten.lua` later, so the two never collide."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `bd171fcd2ff4ff6d1ae10c214cacab2d75dbe1a5`)."]
+    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `8c9a5f2878b05aff244ac488b9e0ec2b07814ee5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8343,7 +8343,7 @@ pub mod short_url {
     pub static PURGE: crate::Script = crate::Script {
         name: "short_url/purge",
         path: "scripts/short_url/purge.lua",
-        sha1: "ccf7c949b6db2bd9e57eebdbf1cdedfa9bb76b92",
+        sha1: "da58efd0c36b3c4d1d7bc959dd95d9f296675b02",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/purge.lua")),
         flags: &[],
         summary: "Deletes up to `limit` links that have expired, with their counts; how many it deleted.",
@@ -8376,7 +8376,7 @@ pub mod short_url {
     #[doc = " visits after it expired stays until this runs. Call it now and then (each call does"]
     #[doc = " bounded work), or until it answers less than `limit`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `ccf7c949b6db2bd9e57eebdbf1cdedfa9bb76b92`)."]
+    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `da58efd0c36b3c4d1d7bc959dd95d9f296675b02`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8406,7 +8406,7 @@ pub mod short_url {
     pub static RESTORE: crate::Script = crate::Script {
         name: "short_url/restore",
         path: "scripts/short_url/restore.lua",
-        sha1: "165a9a444aa34d99a727fdc5fad773bcb8846085",
+        sha1: "3942a4be15a833e41388eec6e68243f68993ee88",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/restore.lua")),
         flags: &["no-writes", ],
         summary: "The URL of a short id, without counting a visit (the book's `UrlShorty.restore`).",
@@ -8439,7 +8439,7 @@ pub mod short_url {
     #[doc = " 《Redis 应用实例》 chapter 20. The book's is one HGET; here a link that has expired or"]
     #[doc = " is used up answers nil, as `visit.lua` would, and nothing is written."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `165a9a444aa34d99a727fdc5fad773bcb8846085`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `3942a4be15a833e41388eec6e68243f68993ee88`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8470,7 +8470,7 @@ pub mod short_url {
     pub static SHORTEN: crate::Script = crate::Script {
         name: "short_url/shorten",
         path: "scripts/short_url/shorten.lua",
-        sha1: "c32caef186d6c95e1d390992b04c3b48917cec7f",
+        sha1: "7b342a0ccc06484c5f3f4f021073dbb6fca36bc0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/shorten.lua")),
         flags: &[],
         summary: "Gives `url` a new short id: base62 of the next number (the book's `UrlShorty.shorten`).",
@@ -8510,7 +8510,7 @@ pub mod short_url {
     #[doc = " after `ttl` or allow at most `max_visits` visits (`visit.lua` enforces both), and an id"]
     #[doc = " that a custom slug already holds (`claim.lua`) is skipped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `c32caef186d6c95e1d390992b04c3b48917cec7f`)."]
+    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `7b342a0ccc06484c5f3f4f021073dbb6fca36bc0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `{<name>}:id_counter`): the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1"]
@@ -8545,7 +8545,7 @@ pub mod short_url {
     pub static SHORTEN_CACHED: crate::Script = crate::Script {
         name: "short_url/shorten_cached",
         path: "scripts/short_url/shorten_cached.lua",
-        sha1: "1caa5ed6c788252a6a3ff9a7ea5dcc5941b20333",
+        sha1: "777e48aefb0b4c4d6a6989b82497cdb117a85f70",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/shorten_cached.lua")),
         flags: &[],
         summary: "Gives `url` its short id: the one it already has, or a new one (the book's `UrlShortyWithCache.shorten`).",
@@ -8580,7 +8580,7 @@ pub mod short_url {
     #[doc = " many clients shorten it at once. An id whose link is gone (removed by hand) is"]
     #[doc = " replaced. Ids skip custom slugs, as in `shorten.lua`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/shorten_cached.lua` (`short_url/shorten_cached`, SHA1 `1caa5ed6c788252a6a3ff9a7ea5dcc5941b20333`)."]
+    #[doc = " Runs `scripts/short_url/shorten_cached.lua` (`short_url/shorten_cached`, SHA1 `777e48aefb0b4c4d6a6989b82497cdb117a85f70`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `{<name>}:id_counter`): the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1"]
@@ -8610,7 +8610,7 @@ pub mod short_url {
     pub static VISIT: crate::Script = crate::Script {
         name: "short_url/visit",
         path: "scripts/short_url/visit.lua",
-        sha1: "c2297669b95612e073e86239cdd1f6ce230cdea8",
+        sha1: "6b96bf9388637481925ded6436194e3ceaae2ecf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/visit.lua")),
         flags: &[],
         summary: "Follows a short link: its URL, counting the visit; nil when there is none, or it has expired or is used up.",
@@ -8646,7 +8646,7 @@ pub mod short_url {
     #[doc = " expired is deleted (with its count); a used-up link is kept, so its count can still be"]
     #[doc = " read, and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `c2297669b95612e073e86239cdd1f6ce230cdea8`)."]
+    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `6b96bf9388637481925ded6436194e3ceaae2ecf`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8746,7 +8746,7 @@ pub mod stats {
     pub static SLOWEST: crate::Script = crate::Script {
         name: "stats/slowest",
         path: "scripts/stats/slowest.lua",
-        sha1: "4b5e65087bba3b9857af8f176092440bd021f09b",
+        sha1: "f0de5bef0f8fabbf953092e98f42254945d1b0d8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/slowest.lua")),
         flags: &[],
         summary: "Records a context's average in the ranking of the slowest, keeping the `keep` slowest.",
@@ -8780,7 +8780,7 @@ pub mod stats {
     #[doc = " Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000"]
     #[doc = " of its fastest per call."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `4b5e65087bba3b9857af8f176092440bd021f09b`)."]
+    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `f0de5bef0f8fabbf953092e98f42254945d1b0d8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `slowest` (a zset, named `<key>`): context -> its average access time"]
@@ -8810,7 +8810,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "3f75eb7891376127080ded1c8aee78585d634c04",
+        sha1: "9d2c10f9d08819f043264726904af3ac3da7aeb7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -8851,7 +8851,7 @@ pub mod stats {
     #[doc = " A writer whose `now` is in an earlier hour counts into the current hour, as the"]
     #[doc = " book's does: hours only move forward."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `3f75eb7891376127080ded1c8aee78585d634c04`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `9d2c10f9d08819f043264726904af3ac3da7aeb7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -8929,7 +8929,7 @@ pub mod tag {
     pub static ADD: crate::Script = crate::Script {
         name: "tag/add",
         path: "scripts/tag/add.lua",
-        sha1: "94c5d3193041884366440c4805b1751f598083c9",
+        sha1: "5a0f610ecd3265d66eac23fbc5c05a7e0696cf94",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/add.lua")),
         flags: &[],
         summary: "Tags a target, keeping both directions of the index in one step (the book's `add`).",
@@ -8962,7 +8962,7 @@ pub mod tag {
     #[doc = " tag does not list (or the other way round). The book's MULTI is atomic too, but an"]
     #[doc = " empty list of tags aborts it with an error; here it is refused before anything runs."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `94c5d3193041884366440c4805b1751f598083c9`)."]
+    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `5a0f610ecd3265d66eac23fbc5c05a7e0696cf94`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -8991,7 +8991,7 @@ pub mod tag {
     pub static CACHED: crate::Script = crate::Script {
         name: "tag/cached",
         path: "scripts/tag/cached.lua",
-        sha1: "b8a9c39fe7e19b27788275a564a7244592a559da",
+        sha1: "1796b4493b7e1143890852b6796f6160d7bd5d49",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/cached.lua")),
         flags: &[],
         summary: "The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).",
@@ -9030,7 +9030,7 @@ pub mod tag {
     #[doc = " rarest tag has more than 1,500 targets (10 tags of 1,500 take about 2 ms of server"]
     #[doc = " time); read such an intersection with SINTER, or cache it in pages of your own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `b8a9c39fe7e19b27788275a564a7244592a559da`)."]
+    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `1796b4493b7e1143890852b6796f6160d7bd5d49`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a set, named `{<namespace>}:cached:<tags>`): `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`"]
@@ -9058,7 +9058,7 @@ pub mod tag {
     pub static REMOVE: crate::Script = crate::Script {
         name: "tag/remove",
         path: "scripts/tag/remove.lua",
-        sha1: "8fe263cdbcef490d070cf8670e5d5423eb6a0709",
+        sha1: "bc952b03de919a53f606d8300c211cb9b7077015",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/remove.lua")),
         flags: &[],
         summary: "Untags a target, keeping both directions of the index in one step (the book's `remove`).",
@@ -9089,7 +9089,7 @@ pub mod tag {
     #[doc = " 《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target"]
     #[doc = " does not have are ignored."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `8fe263cdbcef490d070cf8670e5d5423eb6a0709`)."]
+    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `bc952b03de919a53f606d8300c211cb9b7077015`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -9163,7 +9163,7 @@ pub mod time_series {
     pub static CLEAN: crate::Script = crate::Script {
         name: "time_series/clean",
         path: "scripts/time_series/clean.lua",
-        sha1: "c9c8932e0c4dca4e28ef77d585fbf3fb08dd859e",
+        sha1: "f8dd28ee7d1aea0017127dfa62c051858b5b4574",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/clean.lua")),
         flags: &[],
         summary: "Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none.",
@@ -9207,7 +9207,7 @@ pub mod time_series {
     #[doc = " and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in"]
     #[doc = " one step: an update between two calls puts both back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `c9c8932e0c4dca4e28ef77d585fbf3fb08dd859e`)."]
+    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `f8dd28ee7d1aea0017127dfa62c051858b5b4574`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -9244,7 +9244,7 @@ pub mod time_series {
     pub static UPDATE: crate::Script = crate::Script {
         name: "time_series/update",
         path: "scripts/time_series/update.lua",
-        sha1: "a1fd843c17ca30bfa7c1abae912546f2090011dd",
+        sha1: "ae79b25c4f2c10fa49c99d70c5a01c302c2d11c4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/update.lua")),
         flags: &[],
         summary: "Counts `count` events at time `now` in a counter, at every precision at once.",
@@ -9287,7 +9287,7 @@ pub mod time_series {
     #[doc = " write (a HINCRBY error would stop the book's transaction half done)."]
     #[doc = " Time is the caller's (`now`, ms), so tests and backfills count exactly."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `a1fd843c17ca30bfa7c1abae912546f2090011dd`)."]
+    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `ae79b25c4f2c10fa49c99d70c5a01c302c2d11c4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -9343,7 +9343,7 @@ pub mod timeline {
     pub static ADD: crate::Script = crate::Script {
         name: "timeline/add",
         path: "scripts/timeline/add.lua",
-        sha1: "01f0953342142a16d63dfe5005bc00cee5607bde",
+        sha1: "f4e320c87f534064ab0ea62b2e5241843997a2cb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/add.lua")),
         flags: &[],
         summary: "Adds entries to a timeline, each at its own time, and trims it to its maximum length in the same step.",
@@ -9378,7 +9378,7 @@ pub mod timeline {
     #[doc = " shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app"]
     #[doc = " picks; a backfill writes old times), and an item added again moves to its new time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `01f0953342142a16d63dfe5005bc00cee5607bde`)."]
+    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `f4e320c87f534064ab0ea62b2e5241843997a2cb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -9406,7 +9406,7 @@ pub mod timeline {
     pub static DELETE_RANGE: crate::Script = crate::Script {
         name: "timeline/delete_range",
         path: "scripts/timeline/delete_range.lua",
-        sha1: "7c0abd37eedbe366e56500c3107b5e78a80020c6",
+        sha1: "93ae531b20a5214ac3064a8d1f14b44a82af7d4f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/delete_range.lua")),
         flags: &[],
         summary: "Deletes the entries of a timeline between two times, a bounded batch at a time.",
@@ -9439,7 +9439,7 @@ pub mod timeline {
     #[doc = " with the entries in the range. Here one call deletes at most `limit` of them, oldest"]
     #[doc = " first, and says whether more remain; call again until none do."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `7c0abd37eedbe366e56500c3107b5e78a80020c6`)."]
+    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `93ae531b20a5214ac3064a8d1f14b44a82af7d4f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -9526,7 +9526,7 @@ pub mod unique_counter {
     pub static DIFF_COUNT: crate::Script = crate::Script {
         name: "unique_counter/diff_count",
         path: "scripts/unique_counter/diff_count.lua",
-        sha1: "22b5569419dd2ca962ce7ee9538777bb532f1b8d",
+        sha1: "4176e6d6992bc3a03a29f766b9f377db031a7dd5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/unique_counter/diff_count.lua")),
         flags: &["no-writes", ],
         summary: "Counts the members of `x` that are not in `y`, in Redis, without sending them back.",
@@ -9559,7 +9559,7 @@ pub mod unique_counter {
     #[doc = " may hold 10,000 members, so that one call stays short; count bigger ones with a"]
     #[doc = " HyperLogLog (`HllUniqueCounter`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/unique_counter/diff_count.lua` (`unique_counter/diff_count`, SHA1 `22b5569419dd2ca962ce7ee9538777bb532f1b8d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/unique_counter/diff_count.lua` (`unique_counter/diff_count`, SHA1 `4176e6d6992bc3a03a29f766b9f377db031a7dd5`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `x` (a set, named `<x>`): the set whose members are counted"]
@@ -9583,7 +9583,7 @@ pub mod unique_counter {
     pub static UNION_COUNT: crate::Script = crate::Script {
         name: "unique_counter/union_count",
         path: "scripts/unique_counter/union_count.lua",
-        sha1: "e4dedb3be3dec7e4b9268072ce2cf3c5b9b37181",
+        sha1: "0b5d065e78622b60aee9c82f23f7c27dd94914c2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/unique_counter/union_count.lua")),
         flags: &[],
         summary: "Counts the members of the union of several sets, in Redis, without sending them back.",
@@ -9618,7 +9618,7 @@ pub mod unique_counter {
     #[doc = " may hold 10,000 members together, so that one call stays short; count bigger ones"]
     #[doc = " with a HyperLogLog (`HllUniqueCounter`), whose union costs the same at any size."]
     #[doc = ""]
-    #[doc = " Runs `scripts/unique_counter/union_count.lua` (`unique_counter/union_count`, SHA1 `e4dedb3be3dec7e4b9268072ce2cf3c5b9b37181`)."]
+    #[doc = " Runs `scripts/unique_counter/union_count.lua` (`unique_counter/union_count`, SHA1 `0b5d065e78622b60aee9c82f23f7c27dd94914c2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `scratch` (a set, named `{<key>}:union_scratch`): where the union is built and unlinked again; must not exist"]
@@ -9700,7 +9700,7 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "5e30dc04f551cf2d874c861fe0d83c8d7bbcb4d7",
+        sha1: "a234d6b1a21ef69f033c1e7d5d1fa337f2b9e697",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.",
@@ -9738,7 +9738,7 @@ pub mod user_login {
     #[doc = " and the ranking are one sorted set, so they never disagree. A name that was never"]
     #[doc = " registered records nothing and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `5e30dc04f551cf2d874c861fe0d83c8d7bbcb4d7`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `a234d6b1a21ef69f033c1e7d5d1fa337f2b9e697`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -9839,7 +9839,7 @@ pub mod vote {
     pub static CAST: crate::Script = crate::Script {
         name: "vote/cast",
         path: "scripts/vote/cast.lua",
-        sha1: "ca0a937bc330168ab092460084ca775c273826ae",
+        sha1: "0b8e079b7ec1011466828bc3b01ebc377b069dff",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/cast.lua")),
         flags: &[],
         summary: "Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.",
@@ -9883,7 +9883,7 @@ pub mod vote {
     #[doc = " A vote changes when it is new on its side (a switch included), or, for `none`, when the"]
     #[doc = " user had voted."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `ca0a937bc330168ab092460084ca775c273826ae`)."]
+    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `0b8e079b7ec1011466828bc3b01ebc377b069dff`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -9918,7 +9918,7 @@ pub mod vote {
     pub static FORGET: crate::Script = crate::Script {
         name: "vote/forget",
         path: "scripts/vote/forget.lua",
-        sha1: "240c009f90a84b5554a9e2c630231f16a3524e31",
+        sha1: "09e449644137704a20b690764f30564aea28d140",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/forget.lua")),
         flags: &[],
         summary: "Forgets a subject: its votes, its posting time and its place in both rankings.",
@@ -9950,7 +9950,7 @@ pub mod vote {
     #[doc = " Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big"]
     #[doc = " one is freed in the background."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `240c009f90a84b5554a9e2c630231f16a3524e31`)."]
+    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `09e449644137704a20b690764f30564aea28d140`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -9980,7 +9980,7 @@ pub mod vote {
     pub static POST: crate::Script = crate::Script {
         name: "vote/post",
         path: "scripts/vote/post.lua",
-        sha1: "ec0147857cde18066195c6f9bb1ac70e2eb8a07c",
+        sha1: "ec6ed4bc889ae4b17e0944044f5648e17c53e21d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/post.lua")),
         flags: &[],
         summary: "Sets when a subject was posted, which its \"hot\" rank depends on, and ranks it.",
@@ -10015,7 +10015,7 @@ pub mod vote {
     #[doc = " (cast.lua); posting it first puts it in both rankings before any vote, at the time it"]
     #[doc = " was really posted. Posting again moves the time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `ec0147857cde18066195c6f9bb1ac70e2eb8a07c`)."]
+    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `ec6ed4bc889ae4b17e0944044f5648e17c53e21d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -10047,7 +10047,7 @@ pub mod vote {
     pub static TALLY: crate::Script = crate::Script {
         name: "vote/tally",
         path: "scripts/vote/tally.lua",
-        sha1: "9459b18f44e49c2021943091923df2c12b987379",
+        sha1: "0facb5f377abff6a688aedfde15869d23aa8cf94",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/tally.lua")),
         flags: &["no-writes", ],
         summary: "A subject's up and down votes, and one user's vote, read at one moment.",
@@ -10076,7 +10076,7 @@ pub mod vote {
     #[doc = " `a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the"]
     #[doc = " user's vote is 1 (up), -1 (down) or 0 (none)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `9459b18f44e49c2021943091923df2c12b987379`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `0facb5f377abff6a688aedfde15869d23aa8cf94`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -10190,7 +10190,7 @@ pub mod web_session {
     pub static CLEAN: crate::Script = crate::Script {
         name: "web_session/clean",
         path: "scripts/web_session/clean.lua",
-        sha1: "e6de28f03e0f4d3967d7fa3dca3be7024e6592c9",
+        sha1: "ab86cfba471476fd0b0366184cac80aa179b0ceb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/clean.lua")),
         flags: &[],
         summary: "Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read.",
@@ -10231,7 +10231,7 @@ pub mod web_session {
     #[doc = " as soon as only `limit` sessions remain, so several cleaners never end too many. Each"]
     #[doc = " token's two keys are passed, in the order of `entries`, with or without `carts`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `e6de28f03e0f4d3967d7fa3dca3be7024e6592c9`)."]
+    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `ab86cfba471476fd0b0366184cac80aa179b0ceb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -10263,7 +10263,7 @@ pub mod web_session {
     pub static RESCALE: crate::Script = crate::Script {
         name: "web_session/rescale",
         path: "scripts/web_session/rescale.lua",
-        sha1: "4b442f8dc9c13817c19e1c3434a04986272d4144",
+        sha1: "c7396c9052e7e91cf97e3ed0c2057fbf7759e392",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/rescale.lua")),
         flags: &[],
         summary: "Keeps the `keep` most viewed items and halves every view count, so that new items can climb.",
@@ -10298,7 +10298,7 @@ pub mod web_session {
     #[doc = " of the least viewed items beyond `keep`; only a call that leaves no more than `keep`"]
     #[doc = " halves, so a set that grew far beyond it is trimmed over a few calls, then halved once."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `4b442f8dc9c13817c19e1c3434a04986272d4144`)."]
+    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `c7396c9052e7e91cf97e3ed0c2057fbf7759e392`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `views` (a zset, named `{<namespace>}:viewed`): every item -> minus its views"]
@@ -10325,7 +10325,7 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "6e0514edcb6ebe61713bbb6edc85413b4a686515",
+        sha1: "32d24893da114d80912842a88221676d9db20652",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
@@ -10368,7 +10368,7 @@ pub mod web_session {
     #[doc = " request in the same millisecond as the last one, or after the clock stepped back, moves"]
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `6e0514edcb6ebe61713bbb6edc85413b4a686515`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `32d24893da114d80912842a88221676d9db20652`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -10616,7 +10616,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "5d7ddf13893d854377b6b3bdde86fbfe743998df",
+        sha1: "9194cbec145a463e239e7ad8042fa2ccc1a82464",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10667,7 +10667,7 @@ pub mod work_queue {
     #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
     #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `5d7ddf13893d854377b6b3bdde86fbfe743998df`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `9194cbec145a463e239e7ad8042fa2ccc1a82464`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10709,7 +10709,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "ca336004ccd6becae0daafd4dbc68dca2c7c13a8",
+        sha1: "1b29cf30c2dcfad056fcfe33fc07b07d56c07679",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10758,7 +10758,7 @@ pub mod work_queue {
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `ca336004ccd6becae0daafd4dbc68dca2c7c13a8`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `1b29cf30c2dcfad056fcfe33fc07b07d56c07679`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10797,7 +10797,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "ee870ced6dd1fe862f96ae713bd564cc31b0c0bd",
+        sha1: "08340beb2011b0aad17763a07701c8ab7a9180a2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -10850,7 +10850,7 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `ee870ced6dd1fe862f96ae713bd564cc31b0c0bd`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `08340beb2011b0aad17763a07701c8ab7a9180a2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10887,7 +10887,7 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "3a66891a726018c93a5e1d5be85ba3e767c2a289",
+        sha1: "f213d0d334dab6ca73671c16c86464a6febfe530",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
@@ -10924,7 +10924,7 @@ pub mod work_queue {
     #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `3a66891a726018c93a5e1d5be85ba3e767c2a289`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `f213d0d334dab6ca73671c16c86464a6febfe530`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10957,7 +10957,7 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "45e73a432542d4bd8a190e100423d4c7d0de34c5",
+        sha1: "93ba7371340628574bb749074b9258cd58663e73",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Changes the queue's settings that it is given, and keeps the others.",
@@ -11043,7 +11043,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `45e73a432542d4bd8a190e100423d4c7d0de34c5`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `93ba7371340628574bb749074b9258cd58663e73`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11099,7 +11099,7 @@ pub mod work_queue {
     pub static COUNTS: crate::Script = crate::Script {
         name: "work_queue/counts",
         path: "scripts/work_queue/counts.lua",
-        sha1: "8914a2f82589eda99f0c84b484a3c9a8921ba550",
+        sha1: "d4150a371edf41c61b3bea14b1b667fc14159734",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/counts.lua")),
         flags: &["no-writes", ],
         summary: "Counts the jobs in each state, at one instant.",
@@ -11129,7 +11129,7 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators and dashboards. A leased job whose lease ran out"]
     #[doc = " counts as leased until a `take.lua` call hands it back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `8914a2f82589eda99f0c84b484a3c9a8921ba550`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `d4150a371edf41c61b3bea14b1b667fc14159734`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11155,7 +11155,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "fd4e1ecaf3a81b1f08faeb86b76c7f4388dd5799",
+        sha1: "561358b10e9cd2b2f24b1f8f26a687935f1a7d72",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11205,7 +11205,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `fd4e1ecaf3a81b1f08faeb86b76c7f4388dd5799`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `561358b10e9cd2b2f24b1f8f26a687935f1a7d72`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11249,7 +11249,7 @@ pub mod work_queue {
     pub static DUE: crate::Script = crate::Script {
         name: "work_queue/due",
         path: "scripts/work_queue/due.lua",
-        sha1: "97ef737e9173d9d890229363531cbabcd0e46017",
+        sha1: "0ee986ba1a429fc70d0ac4717710876d375007fd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/due.lua")),
         flags: &["no-writes", ],
         summary: "Reads the schedules whose next run time has come, for a scheduler loop to fire.",
@@ -11288,7 +11288,7 @@ pub mod work_queue {
     #[doc = " (`XREAD BLOCK <ms> STREAMS <schedules_wake> <id>`) until the earliest next run, and a"]
     #[doc = " schedule set meanwhile wakes it at once."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `97ef737e9173d9d890229363531cbabcd0e46017`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `0ee986ba1a429fc70d0ac4717710876d375007fd`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -11318,7 +11318,7 @@ pub mod work_queue {
     pub static EVENTS: crate::Script = crate::Script {
         name: "work_queue/events",
         path: "scripts/work_queue/events.lua",
-        sha1: "369a60d16cc18f44f39987fc16df95d1694d82e4",
+        sha1: "8254f9ffa622668270a01bfd0a39e73f95726f3a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/events.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's events after `after`: what happened to each job, oldest first.",
@@ -11358,7 +11358,7 @@ pub mod work_queue {
     #[doc = " events \\<newest>`), then reads again. `count` 0 reads only the newest id, to follow"]
     #[doc = " from now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `369a60d16cc18f44f39987fc16df95d1694d82e4`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `8254f9ffa622668270a01bfd0a39e73f95726f3a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
@@ -11387,7 +11387,7 @@ pub mod work_queue {
     pub static EXTEND: crate::Script = crate::Script {
         name: "work_queue/extend",
         path: "scripts/work_queue/extend.lua",
-        sha1: "8e72124b038cbacd6eba64faf69be35c8160514a",
+        sha1: "846f294460e470cc36a5d8642dc260ec6f7c1c40",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/extend.lua")),
         flags: &[],
         summary: "Renews the lease on a job: it is held for `lease` from now.",
@@ -11424,7 +11424,7 @@ pub mod work_queue {
     #[doc = " can renew it: LEASE_LOST means the job was handed to another worker (or acked, or"]
     #[doc = " removed) and this worker should stop working on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `8e72124b038cbacd6eba64faf69be35c8160514a`)."]
+    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `846f294460e470cc36a5d8642dc260ec6f7c1c40`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -11456,7 +11456,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "fa9c926d97dc51f593d6676a14a14528c2b29d8b",
+        sha1: "496ef63a3b1f858acb427e2be48167925de22e46",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11516,7 +11516,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `fa9c926d97dc51f593d6676a14a14528c2b29d8b`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `496ef63a3b1f858acb427e2be48167925de22e46`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11559,7 +11559,7 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "a26beefa7e23d4936400675810375a3e6ff7e3cd",
+        sha1: "b0fe1984d597bbb057321a0d258dec5c0569b983",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error, payload, progress and children.",
@@ -11593,7 +11593,7 @@ pub mod work_queue {
     #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
     #[doc = " out, or when a job died; waiting and parked jobs have none."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `a26beefa7e23d4936400675810375a3e6ff7e3cd`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `b0fe1984d597bbb057321a0d258dec5c0569b983`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -11624,7 +11624,7 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "f34f1577c1e2a4dba91e0e738beea6025c9d4a6b",
+        sha1: "8c67d26aeebc5affd616809d5bef9e379d630c60",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
@@ -11665,7 +11665,7 @@ pub mod work_queue {
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `f34f1577c1e2a4dba91e0e738beea6025c9d4a6b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `8c67d26aeebc5affd616809d5bef9e379d630c60`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11702,7 +11702,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "68c1256a69d433ed5a520b00236326ece98b2b1d",
+        sha1: "42be83bc028c2c95cf051c747be854750d5ba62f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11748,7 +11748,7 @@ pub mod work_queue {
     #[doc = " first in `turns` (the older of the two when both wait); nil when no job waits, or for a"]
     #[doc = " job that `add.lua` did not stamp (one added before it stamped every job)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `68c1256a69d433ed5a520b00236326ece98b2b1d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `42be83bc028c2c95cf051c747be854750d5ba62f`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11783,7 +11783,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "5bb0804688aba779f338a94b40eeac5345973fee",
+        sha1: "93baaf5777769590604d35fbf1c1f2338315dd75",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11840,7 +11840,7 @@ pub mod work_queue {
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5bb0804688aba779f338a94b40eeac5345973fee`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `93baaf5777769590604d35fbf1c1f2338315dd75`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11885,7 +11885,7 @@ pub mod work_queue {
     pub static PAUSE: crate::Script = crate::Script {
         name: "work_queue/pause",
         path: "scripts/work_queue/pause.lua",
-        sha1: "a2b9c9307428635bf655ce433c4758ff29295c75",
+        sha1: "49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/pause.lua")),
         flags: &[],
         summary: "Pauses the queue: `take.lua` hands out nothing until `resume.lua`; adds are accepted.",
@@ -11915,7 +11915,7 @@ pub mod work_queue {
     #[doc = " its bounded chores (lapsed leases, due delayed jobs), but takes no job and wakes no"]
     #[doc = " worker; idle workers wait on `signal` as on an empty queue. Jobs already leased run on."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/pause.lua` (`work_queue/pause`, SHA1 `a2b9c9307428635bf655ce433c4758ff29295c75`)."]
+    #[doc = " Runs `scripts/work_queue/pause.lua` (`work_queue/pause`, SHA1 `49ca450d78c07c5fdce3f6eba52ec66ff3802ed5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; `#paused` is 1 while the queue is paused"]
@@ -11938,7 +11938,7 @@ pub mod work_queue {
     pub static PAUSED: crate::Script = crate::Script {
         name: "work_queue/paused",
         path: "scripts/work_queue/paused.lua",
-        sha1: "57255be1eb0b1353968f53b5404a8733baa012bb",
+        sha1: "8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/paused.lua")),
         flags: &["no-writes", ],
         summary: "Whether the queue is paused (see `pause.lua`).",
@@ -11964,7 +11964,7 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books, for operators and dashboards."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/paused.lua` (`work_queue/paused`, SHA1 `57255be1eb0b1353968f53b5404a8733baa012bb`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/paused.lua` (`work_queue/paused`, SHA1 `8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; `#paused` is 1 while the queue is paused"]
@@ -11987,7 +11987,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "e8ca9ddf62dc7474dc4fb6bbf25fff00e08add2a",
+        sha1: "a49d583d86f9a112c90d271730a77311689ca0cf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -12024,7 +12024,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `e8ca9ddf62dc7474dc4fb6bbf25fff00e08add2a`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `a49d583d86f9a112c90d271730a77311689ca0cf`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12057,7 +12057,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "01abc73f905bc622f16e5dbfaeaff36b7b4637a5",
+        sha1: "5254580c5d1777c17ff63f978514be98d250ff8b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -12102,7 +12102,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `01abc73f905bc622f16e5dbfaeaff36b7b4637a5`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `5254580c5d1777c17ff63f978514be98d250ff8b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -12141,7 +12141,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "b5f21c88d1dd72c71228293a4bee5386c5834af6",
+        sha1: "f0169c2833e5db644f3178456d1007f327ad57f8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -12174,7 +12174,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `b5f21c88d1dd72c71228293a4bee5386c5834af6`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `f0169c2833e5db644f3178456d1007f327ad57f8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12205,7 +12205,7 @@ pub mod work_queue {
     pub static REMOVE_SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/remove_schedule",
         path: "scripts/work_queue/remove_schedule.lua",
-        sha1: "9d62e9d7002ac5d3ce1dbab4e420313ed2a63498",
+        sha1: "68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove_schedule.lua")),
         flags: &[],
         summary: "Removes a schedule; the jobs it added stay in the queue.",
@@ -12234,7 +12234,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A scheduler that read the schedule before fires nothing more of it"]
     #[doc = " (fire.lua finds it gone)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove_schedule.lua` (`work_queue/remove_schedule`, SHA1 `9d62e9d7002ac5d3ce1dbab4e420313ed2a63498`)."]
+    #[doc = " Runs `scripts/work_queue/remove_schedule.lua` (`work_queue/remove_schedule`, SHA1 `68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -12261,7 +12261,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "a5ffb5816a0698f80c994a9e9ffe52cf469c3d78",
+        sha1: "2d086b94eae771091a03280468569a534b2d0b8a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -12295,7 +12295,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `a5ffb5816a0698f80c994a9e9ffe52cf469c3d78`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `2d086b94eae771091a03280468569a534b2d0b8a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12326,7 +12326,7 @@ pub mod work_queue {
     pub static RESULT: crate::Script = crate::Script {
         name: "work_queue/result",
         path: "scripts/work_queue/result.lua",
-        sha1: "d1e36c3aff4c5dfeaa78ba49290fe7536bc0f5b2",
+        sha1: "668de221f1ab873f793684017c2192771a08435d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/result.lua")),
         flags: &["no-writes", ],
         summary: "Reads a job's result, while it is kept.",
@@ -12358,7 +12358,7 @@ pub mod work_queue {
     #[doc = " `result_ttl` (see `configure.lua`); one whose time has passed reads as none, and the"]
     #[doc = " next `take` or kept result drops it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/result.lua` (`work_queue/result`, SHA1 `d1e36c3aff4c5dfeaa78ba49290fe7536bc0f5b2`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/result.lua` (`work_queue/result`, SHA1 `668de221f1ab873f793684017c2192771a08435d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
@@ -12386,7 +12386,7 @@ pub mod work_queue {
     pub static RESUME: crate::Script = crate::Script {
         name: "work_queue/resume",
         path: "scripts/work_queue/resume.lua",
-        sha1: "5dc5e216553bcdddb06eac4e402a3773dce2605e",
+        sha1: "71e4a5d66639c307b052a548b63c7dc02c430a66",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/resume.lua")),
         flags: &[],
         summary: "Resumes a paused queue: `take.lua` hands out jobs again, and one idle worker wakes.",
@@ -12415,7 +12415,7 @@ pub mod work_queue {
     #[doc = " set, and fills `signal` so that a worker waiting with `BZPOPMIN` wakes at once; its"]
     #[doc = " `take.lua` fills `signal` again while jobs are left, waking the next."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/resume.lua` (`work_queue/resume`, SHA1 `5dc5e216553bcdddb06eac4e402a3773dce2605e`)."]
+    #[doc = " Runs `scripts/work_queue/resume.lua` (`work_queue/resume`, SHA1 `71e4a5d66639c307b052a548b63c7dc02c430a66`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; `#paused` is 1 while the queue is paused"]
@@ -12439,7 +12439,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "68243ffd380306aaa81a19c225fc46001644987c",
+        sha1: "5c90bf80acf53461d305456c576cc4e312dcee7b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -12473,7 +12473,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `68243ffd380306aaa81a19c225fc46001644987c`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `5c90bf80acf53461d305456c576cc4e312dcee7b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12504,7 +12504,7 @@ pub mod work_queue {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/schedule",
         path: "scripts/work_queue/schedule.lua",
-        sha1: "45e1be49cbf73d14b91ac112aca6a9fb6d49b72c",
+        sha1: "126bbc57cd53c10688d0c83421f660acce2f4609",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedule.lua")),
         flags: &["no-writes", ],
         summary: "Reads one schedule: its next run time, its timing and its job template.",
@@ -12534,7 +12534,7 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books. See set_schedule.lua for what each part means."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/schedule.lua` (`work_queue/schedule`, SHA1 `45e1be49cbf73d14b91ac112aca6a9fb6d49b72c`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/schedule.lua` (`work_queue/schedule`, SHA1 `126bbc57cd53c10688d0c83421f660acce2f4609`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -12563,7 +12563,7 @@ pub mod work_queue {
     pub static SCHEDULES: crate::Script = crate::Script {
         name: "work_queue/schedules",
         path: "scripts/work_queue/schedules.lua",
-        sha1: "be3356eab50b6407688e4bde1c7116dc4ac072d5",
+        sha1: "47a83b157b7b609bc091d638fe435d011435347a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedules.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of a queue's schedules, by next run time.",
@@ -12597,7 +12597,7 @@ pub mod work_queue {
     #[doc = " pages read one after another may skip or repeat a schedule that fired in between (its"]
     #[doc = " next run time moved)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `be3356eab50b6407688e4bde1c7116dc4ac072d5`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `47a83b157b7b609bc091d638fe435d011435347a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -12628,7 +12628,7 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "be1883e145b6ed790fae679f6b9fded2ac7705b2",
+        sha1: "07c08adfafb65c2aaeb859df0a30c3ac3e1bdb45",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
@@ -12666,7 +12666,7 @@ pub mod work_queue {
     #[doc = " already). A leased, dead or blocked job (a flow's parent waiting for its children) is"]
     #[doc = " left alone: its state says why."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `be1883e145b6ed790fae679f6b9fded2ac7705b2`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `07c08adfafb65c2aaeb859df0a30c3ac3e1bdb45`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12699,7 +12699,7 @@ pub mod work_queue {
     pub static SET_PRIORITY: crate::Script = crate::Script {
         name: "work_queue/set_priority",
         path: "scripts/work_queue/set_priority.lua",
-        sha1: "b74f87f3ea21fdce82fdca9d6a3666f191a0a3c0",
+        sha1: "63996d0a1193125bf8c65e615d292e3619d19c47",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_priority.lua")),
         flags: &[],
         summary: "Changes a job's priority; a waiting or parked job moves to its new place at once.",
@@ -12734,7 +12734,7 @@ pub mod work_queue {
     #[doc = " delayed, leased or dead job keeps its place and waits at the new priority when it next"]
     #[doc = " waits."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `b74f87f3ea21fdce82fdca9d6a3666f191a0a3c0`)."]
+    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `63996d0a1193125bf8c65e615d292e3619d19c47`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12765,7 +12765,7 @@ pub mod work_queue {
     pub static SET_SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/set_schedule",
         path: "scripts/work_queue/set_schedule.lua",
-        sha1: "bb48538899dead3ffaf4e8a4b83804c311d8368f",
+        sha1: "f5904d2a5ffbac56a163442ae9d724f46ca21942",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_schedule.lua")),
         flags: &[],
         summary: "Creates or changes a schedule: a job template added to the queue at every run time.",
@@ -12829,7 +12829,7 @@ pub mod work_queue {
     #[doc = " (which then lives a minute), waking the schedulers that sleep until their next run"]
     #[doc = " (see due.lua), so that a new or earlier run is fired on time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `bb48538899dead3ffaf4e8a4b83804c311d8368f`)."]
+    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `f5904d2a5ffbac56a163442ae9d724f46ca21942`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -12877,7 +12877,7 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "c961ecfbcb77539e5b34776c5684f928f05f14cd",
+        sha1: "cb2f1e9d67df4e623bd5e723c8c36cdc12bf97d7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
@@ -12905,7 +12905,7 @@ pub mod work_queue {
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
     #[doc = " events (0), results kept for an hour and up to 16 KiB, no group turns (0)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `c961ecfbcb77539e5b34776c5684f928f05f14cd`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `cb2f1e9d67df4e623bd5e723c8c36cdc12bf97d7`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12928,7 +12928,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "eac8f9777c5c3b45e373ba1dcc9d8bb074bb64df",
+        sha1: "e661b8e6497c42568145796b58c57b01c140525d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13046,7 +13046,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `eac8f9777c5c3b45e373ba1dcc9d8bb074bb64df`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `e661b8e6497c42568145796b58c57b01c140525d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

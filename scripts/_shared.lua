@@ -101,9 +101,15 @@ local function next_deadline(key, now)
 end
 
 -- Drops at most `most` members of zset `key` whose deadline is `now` or earlier (the
--- earliest first), and returns them, for the caller to drop what goes with them.
-local function drop_lapsed(key, now, most)
+-- earliest first), but `keep` when given, and returns them, for the caller to drop what
+-- goes with them.
+local function drop_lapsed(key, now, most, keep)
   local lapsed = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, most)
+  for i = #lapsed, 1, -1 do
+    if lapsed[i] == keep then
+      table.remove(lapsed, i)
+    end
+  end
   if #lapsed > 0 then
     redis.call('ZREM', key, unpack(lapsed))
   end

@@ -209,7 +209,8 @@ impl Redlock {
     /// Takes the lock for `ttl` on a majority of `servers`: what is held, or `None` when
     /// every attempt failed (the lock is held elsewhere, or the attempts took longer than
     /// the lease). Fails with the first server's error when fewer than a majority
-    /// answered at all. The servers are asked at once, one thread each.
+    /// answered at all, once the servers that granted are freed again. The servers are
+    /// asked at once, one thread each.
     pub fn acquire<C>(&self, servers: &mut [C], ttl: Duration) -> Result<Option<Held>>
     where
         C: redis::ConnectionLike + Send,
@@ -431,6 +432,8 @@ struct Acquire<'r> {
     attempts_left: u32,
     at: AcquireAt,
     output: Option<Result<Option<Held>>>,
+    /// Why the acquisition fails, answered once the servers that granted are released.
+    failure: Option<Error>,
 }
 
 /// Where an [`Acquire`] stands.
@@ -463,6 +466,7 @@ impl<'r> Acquire<'r> {
             attempts_left: redlock.retries + 1,
             at: AcquireAt::Ask,
             output: None,
+            failure: None,
         }
     }
 }
@@ -507,9 +511,11 @@ impl Fanout for Acquire<'_> {
     fn feed(&mut self, answers: Answers<Option<u64>>) {
         self.at = match std::mem::replace(&mut self.at, AcquireAt::Releasing) {
             AcquireAt::Asked { token, start } => match self.redlock.granted(answers) {
+                // Too few servers answered: free those that granted before failing, so
+                // the lock is not held until their leases run out.
                 Err(err) => {
-                    self.output = Some(Err(err));
-                    return;
+                    self.failure = Some(err);
+                    AcquireAt::Release { token }
                 }
                 Ok(granted) => match granted.iter().map(|&(_, n)| n).max() {
                     Some(fence) => AcquireAt::Raise {
@@ -539,6 +545,10 @@ impl Fanout for Acquire<'_> {
                     }
                     None => AcquireAt::Release { token },
                 }
+            }
+            AcquireAt::Releasing if self.failure.is_some() => {
+                self.output = self.failure.take().map(Err);
+                return;
             }
             AcquireAt::Releasing if self.attempts_left == 0 => {
                 self.output = Some(Ok(None));

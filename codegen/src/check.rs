@@ -1,5 +1,7 @@
-//! Checks a script's body against its header: `KEYS`/`ARGV` use, binding names, globals,
-//! writes under `no-writes`, keys built in Lua, error codes and the clock.
+//! The last stage: checks a script's body against its header (`KEYS`/`ARGV` use, binding
+//! names, globals, writes under `no-writes`, keys built in Lua, error codes and the clock),
+//! and the input checks and pasted helpers it holds against what [`render`](crate::render)
+//! makes of the header.
 //!
 //! These are token-level approximations of what a Lua parser would see; they are tuned to
 //! flag what breaks the header rules (see the `redis-patterns` README) without flagging
@@ -8,12 +10,18 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use crate::contract;
-use crate::diagnostic::Diagnostic;
-use crate::header::{self, Parsed, Report};
+mod block;
+mod family;
+
+pub(crate) use block::shared_section;
+pub(crate) use family::check_family;
+
+use crate::diagnostic::{Diagnostic, Pos, Report};
+use crate::layout;
 use crate::lua::{self, Kind, Token};
-use crate::model::{ArgType, Clock, Script, ScriptFile};
-use crate::shared;
+use crate::model::{ArgType, Clock, Header, Script, ScriptFile, is_upper_snake};
+use crate::parse::{self, Parsed};
+use crate::render::{contract, key_check};
 
 /// Commands a `no-writes` script may not run: Redis marks them `write` (or `may-replicate`,
 /// like `PUBLISH`) and rejects them from read-only scripts.
@@ -47,7 +55,7 @@ const LOADERS: &[&str] = &["require", "dofile", "loadfile", "loadstring", "load"
 /// problem found in the file, sorted by position.
 pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
     let mut report = Report::new(&file.path);
-    let parsed = header::parse(&file.source, &mut report);
+    let parsed = parse::parse(&file.source, &mut report);
     let (tokens, lex_errors) = lua::tokenize(&file.source);
     for e in lex_errors {
         report.error(e.line, e.col, e.message, e.hint);
@@ -57,30 +65,32 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
     let calls = body.check_calls(&parsed, &mut report);
     if parsed.found {
         let header = parsed.clone().into_header();
-        if let Some(Err(problems)) = header.as_ref().map(crate::key_check::analyze) {
+        if let Some(Err(problems)) = header.as_ref().map(key_check::analyze) {
             for problem in problems {
                 let at = match problem.at {
-                    crate::key_check::Tag::Key(i) => {
+                    key_check::Tag::Key(i) => {
                         parsed.keys[i].template_at.unwrap_or(parsed.keys[i].at)
                     }
-                    crate::key_check::Tag::Arg(i) => parsed.args[i].at,
+                    key_check::Tag::Arg(i) => parsed.args[i].at,
                 };
                 report.error(at.line, at.col, problem.message, problem.hint);
             }
         }
-        let shared = shared_section(file, &parsed, &mut report);
+        let shared = shared_section(file, &parsed, header.as_ref(), &mut report);
         let mismatch = header
             .as_ref()
-            .and_then(|header| contract::mismatch(&file.source, header, &shared));
+            .and_then(|header| block::mismatch(&file.source, header, &shared));
         if mismatch
             .as_ref()
-            .is_some_and(|m| !matches!(m, contract::Mismatch::Differs { .. }))
+            .is_some_and(|m| !matches!(m, block::Mismatch::Differs { .. }))
         {
             // Without a whole block in its place, what the body binds, uses and raises
             // cannot be checked: the one error says so, not its consequences.
-            report_contract(mismatch, &mut report);
+            block::report_contract(mismatch, &mut report);
         } else {
-            body.check_indexes(&parsed, &mut report);
+            let lines: Vec<&str> = file.source.lines().collect();
+            let block = layout::locate(&lines).block.unwrap_or_default();
+            body.check_indexes(&parsed, &block, &mut report);
             body.check_bindings(&parsed, &mut report);
             check_errors_and_clock(&parsed, &calls, &mut report);
             if let Some(header) = &header {
@@ -91,7 +101,7 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
                     check_bool_replies(&tokens, header, &mut report);
                 }
             }
-            report_contract(mismatch, &mut report);
+            block::report_contract(mismatch, &mut report);
         }
     }
     let mut diagnostics = report.diagnostics;
@@ -122,7 +132,7 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
 #[derive(Default)]
 struct Calls {
     /// Where each `redis.call('TIME')` names its command.
-    time: Vec<header::Pos>,
+    time: Vec<Pos>,
     /// Error codes raised by literal `redis.error_reply`s.
     raised: HashSet<String>,
 }
@@ -593,7 +603,7 @@ impl<'t> Body<'t> {
                         );
                     }
                     match command.as_str() {
-                        "TIME" => calls.time.push(header::Pos {
+                        "TIME" => calls.time.push(Pos {
                             line: lit.line,
                             col: lit.col,
                         }),
@@ -617,7 +627,7 @@ impl<'t> Body<'t> {
                         continue;
                     };
                     let code = lit.text.split_whitespace().next().unwrap_or("");
-                    if !header::is_upper_snake(code) {
+                    if !is_upper_snake(code) {
                         report.error(
                             lit.line,
                             lit.col,
@@ -672,7 +682,9 @@ impl<'t> Body<'t> {
     }
 
     /// `KEYS[n]`/`ARGV[n]` against the declared keys and arguments, both ways.
-    fn check_indexes(&self, parsed: &Parsed, report: &mut Report) {
+    /// `block`: the lines (0-based) of the input checks, whose loops index `KEYS` and `ARGV`
+    /// within the counts they checked.
+    fn check_indexes(&self, parsed: &Parsed, block: &Range<usize>, report: &mut Report) {
         let keys: Vec<Entry> = parsed
             .keys
             .iter()
@@ -693,11 +705,17 @@ impl<'t> Body<'t> {
                 name_ok: a.name_ok,
             })
             .collect();
-        self.check_table("KEYS", &keys, report);
-        self.check_table("ARGV", &args, report);
+        self.check_table("KEYS", &keys, block, report);
+        self.check_table("ARGV", &args, block, report);
     }
 
-    fn check_table(&self, table: &str, entries: &[Entry], report: &mut Report) {
+    fn check_table(
+        &self,
+        table: &str,
+        entries: &[Entry],
+        block: &Range<usize>,
+        report: &mut Report,
+    ) {
         let is_keys = table == "KEYS";
         let variadic = entries.last().is_some_and(|e| e.variadic);
         let mut used = vec![false; entries.len()];
@@ -714,7 +732,7 @@ impl<'t> Body<'t> {
                     if let Some(u) = used.last_mut() {
                         *u = true;
                     }
-                } else {
+                } else if !block.contains(&(t.line - 1)) {
                     let hint = if is_keys {
                         "index it with a literal (`KEYS[1]`), or make the last key variadic: \
                          `--- @key <name>... <type> <doc>`"
@@ -878,7 +896,7 @@ impl<'t> Body<'t> {
 struct Entry<'p> {
     name: &'p str,
     variadic: bool,
-    at: header::Pos,
+    at: Pos,
     /// False when the tag's name is already reported; it is not reported again as unused.
     name_ok: bool,
 }
@@ -887,7 +905,7 @@ struct Entry<'p> {
 fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
     for e in &parsed.errors {
         // An invalid code is already reported; no reply could raise it as written.
-        if header::is_upper_snake(&e.error.code) && !calls.raised.contains(&e.error.code) {
+        if is_upper_snake(&e.error.code) && !calls.raised.contains(&e.error.code) {
             report.error(
                 e.at.line,
                 e.at.col,
@@ -928,66 +946,10 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
     }
 }
 
-/// The shared helpers `file`'s header names (and those they call), as they are pasted;
-/// reports a name no shared file defines, a name the script never calls, and a shared
-/// file that is not a list of helpers.
-pub(crate) fn shared_section(file: &ScriptFile, parsed: &Parsed, report: &mut Report) -> String {
-    let mut files = Vec::new();
-    for shared in &file.shared {
-        match shared::helpers(shared) {
-            Ok(helpers) => files.push((shared.clone(), helpers)),
-            Err(problems) => report.diagnostics.extend(problems),
-        }
-    }
-    let names: Vec<String> = parsed.uses.iter().map(|(_, n)| n.clone()).collect();
-    let (_, own) = contract::code_after_block(&file.source, true);
-    let called = shared::called(&own, &names);
-    for (at, name) in &parsed.uses {
-        if !files
-            .iter()
-            .any(|(_, helpers)| helpers.iter().any(|h| h.name == *name))
-        {
-            let places: Vec<&str> = file.shared.iter().map(|f| f.path.as_str()).collect();
-            report.error(
-                at.line,
-                at.col,
-                format!("no shared helper is called `{name}`"),
-                if places.is_empty() {
-                    format!(
-                        "define it as a `local function` in `{}` of the script's family folder \
-                         (or of the scripts folder)",
-                        shared::FILE_NAME
-                    )
-                } else {
-                    format!("define it in {}, or remove it", places.join(" or "))
-                },
-            );
-        } else if !called.contains(name) {
-            report.error(
-                at.line,
-                at.col,
-                format!("`{name}` is named in `@uses` but the script never calls it"),
-                "remove it from `@uses`: a helper that only another helper calls comes along \
-                 with it",
-            );
-        }
-    }
-    match shared::resolve(&names, &files) {
-        Ok(helpers) => shared::render(&helpers),
-        // Reported above.
-        Err(_) => String::new(),
-    }
-}
-
 /// The doc of each code the input checks raise must say what their message says, and a
 /// code the script's own code raises too must go on to say when.
-fn check_error_docs(
-    source: &str,
-    parsed: &Parsed,
-    header: &crate::model::Header,
-    report: &mut Report,
-) {
-    let (_, body) = contract::code_after_block(source, false);
+fn check_error_docs(source: &str, parsed: &Parsed, header: &Header, report: &mut Report) {
+    let body = layout::code_outside_block(source);
     for e in &parsed.errors {
         let code = &e.error.code;
         let Some(expected) = contract::error_doc(header, code) else {
@@ -1028,19 +990,14 @@ fn check_error_docs(
 /// An integer argument whose range goes beyond ±(2^53 - 1) reaches the body as its
 /// decimal text, since no Lua number holds every such value; arithmetic or an order
 /// comparison on it would fail at run time ("attempt to compare string with number").
-fn check_wide_integers(
-    source: &str,
-    tokens: &[Token],
-    header: &crate::model::Header,
-    report: &mut Report,
-) {
+fn check_wide_integers(source: &str, tokens: &[Token], header: &Header, report: &mut Report) {
     const NUMERIC: [&str; 10] = ["<", ">", "<=", ">=", "+", "-", "*", "/", "%", "^"];
     // Lines are 1-based in tokens: the block ends on line `first`.
-    let (first, _) = contract::code_after_block(source, false);
+    let (first, _) = layout::own_code(source);
     for arg in &header.args {
         if arg.variadic
             || !matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms)
-            || contract::binds_number(arg)
+            || arg.binds_number()
         {
             continue;
         }
@@ -1071,7 +1028,7 @@ fn check_wide_integers(
 /// in a reply is nil (a hole in a table) and `true` is 1, so a client in another language
 /// would read no bool. Reports a reply of the script's main chunk (not of a helper
 /// function) that gives a `bool` as a Lua boolean: `true`, `false`, a comparison, `not …`.
-fn check_bool_replies(tokens: &[Token], header: &crate::model::Header, report: &mut Report) {
+fn check_bool_replies(tokens: &[Token], header: &Header, report: &mut Report) {
     use crate::model::ReturnType;
     let bools: Vec<bool> = match &header.returns.ty {
         ReturnType::Bool => vec![true],
@@ -1180,78 +1137,6 @@ fn is_lua_boolean(expr: &[Token]) -> bool {
                     .iter()
                     .any(|op| t.is_op(op)))
     })
-}
-
-/// The input checks at the top of the body must be the ones the header declares.
-fn report_contract(mismatch: Option<contract::Mismatch>, report: &mut Report) {
-    let fix = "run `redis-patterns fix <scripts folder>` to write them from the header";
-    match mismatch {
-        None => {}
-        Some(contract::Mismatch::Missing { line }) => report.error(
-            line,
-            1,
-            "the script does not start with the input checks its header declares",
-            format!(
-                "every script checks its key and argument counts and every argument right \
-                 after the header, with code generated from it; {fix}"
-            ),
-        ),
-        Some(contract::Mismatch::Misplaced { line }) => report.error(
-            line,
-            1,
-            "the input checks do not start right after the header",
-            format!("nothing may run before them; {fix}"),
-        ),
-        Some(contract::Mismatch::Unterminated { line }) => report.error(
-            line,
-            1,
-            "the input checks start here but never end",
-            format!(
-                "end them with `{}`, or delete them and {fix}",
-                contract::END
-            ),
-        ),
-        Some(contract::Mismatch::Unopened { line }) => report.error(
-            line,
-            1,
-            "the input checks end here but never start",
-            format!(
-                "delete what is left of them above this line, or start them with their first \
-                 line; {fix}"
-            ),
-        ),
-        Some(contract::Mismatch::Stray { line }) => report.error(
-            line,
-            1,
-            "a marker of the input checks after their end",
-            "another copy of the checks, or what is left of one: delete it, and the lines that \
-             belong to it",
-        ),
-        Some(contract::Mismatch::Shared {
-            line,
-            expected,
-            found,
-        }) => report.error(
-            line,
-            1,
-            "the pasted shared helpers differ from those the header names, as their files \
-             hold them",
-            format!(
-                "expected `{expected}` here, found `{found}`; run `redis-patterns fix <scripts \
-                 folder>` to paste them from their files"
-            ),
-        ),
-        Some(contract::Mismatch::Differs {
-            line,
-            expected,
-            found,
-        }) => report.error(
-            line,
-            1,
-            "the input checks differ from what the header declares",
-            format!("expected `{expected}` here, found `{found}`; {fix}"),
-        ),
-    }
 }
 
 /// Whether `word` is one of the whitespace-separated `list`.

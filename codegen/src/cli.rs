@@ -65,7 +65,7 @@ pub fn python(dir: &Path, dist: &Path, package: &str, version: &str, check: bool
         return ExitCode::FAILURE;
     }
     let files = match Config::new().check(dir).and_then(|scripts| {
-        crate::python::render(&scripts, package, version).map_err(crate::Error::Render)
+        crate::render::python::render(&scripts, package, version).map_err(crate::Error::Render)
     }) {
         Ok(files) => files,
         Err(err) => {
@@ -75,9 +75,9 @@ pub fn python(dir: &Path, dist: &Path, package: &str, version: &str, check: bool
     };
     let shown = dist.display();
     let result = if check {
-        crate::python::stale(dist, &files)
+        crate::render::python::stale(dist, &files)
     } else {
-        crate::python::write(dist, &files)
+        crate::render::python::write(dist, &files)
     };
     match result {
         Ok(paths) if check && !paths.is_empty() => {

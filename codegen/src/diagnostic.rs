@@ -1,4 +1,5 @@
-//! Problems found in a script, reported as `path:line:col: error: …` with a hint.
+//! Problems found in a script, reported as `path:line:col: error: …` with a hint, and
+//! where they are.
 
 use std::fmt;
 
@@ -26,4 +27,42 @@ impl fmt::Display for Diagnostic {
             self.path, self.line, self.col, self.message, self.hint
         )
     }
+}
+
+/// Collects the diagnostics of one file.
+pub(crate) struct Report<'a> {
+    path: &'a str,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Report<'a> {
+    pub(crate) fn new(path: &'a str) -> Self {
+        Report {
+            path,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    pub(crate) fn error(
+        &mut self,
+        line: usize,
+        col: usize,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.diagnostics.push(Diagnostic {
+            path: self.path.to_string(),
+            line,
+            col,
+            message: message.into(),
+            hint: hint.into(),
+        });
+    }
+}
+
+/// A position in the file: 1-based line and character column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pos {
+    pub line: usize,
+    pub col: usize,
 }

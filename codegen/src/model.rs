@@ -1,4 +1,5 @@
-//! The parsed form of a script: what the header declares, checked against the body.
+//! The parsed form of a script: what the header declares, checked against the body, and
+//! the rules every stage reads it by (names, integer ranges, error codes).
 
 /// One `.lua` file under the scripts folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,7 +16,34 @@ pub struct ScriptFile {
     pub source: String,
     /// The files of shared helpers this script may use: the folder's `_shared.lua`, then
     /// its family's, those that exist.
-    pub shared: Vec<crate::shared::SharedFile>,
+    pub shared: Vec<SharedFile>,
+}
+
+/// The name of a file of shared helpers.
+pub const SHARED_FILE_NAME: &str = "_shared.lua";
+
+/// A `_shared.lua` file as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedFile {
+    /// The path shown in diagnostics and in the scripts' marker line, relative to the
+    /// scripts folder as given (`scripts/work_queue/_shared.lua`).
+    pub path: String,
+    /// The family it serves, or `None` for the one at the top of the folder.
+    pub family: Option<String>,
+    /// Its text.
+    pub source: String,
+}
+
+impl SharedFile {
+    /// Its path within the scripts folder, which the scripts it is pasted into name, so
+    /// that they read the same wherever the folder is: `work_queue/_shared.lua`, or
+    /// `_shared.lua` for the folder's own.
+    pub fn name(&self) -> String {
+        match &self.family {
+            Some(family) => format!("{family}/{SHARED_FILE_NAME}"),
+            None => SHARED_FILE_NAME.to_string(),
+        }
+    }
 }
 
 /// A script whose header parsed and matched its body.
@@ -243,6 +271,59 @@ pub struct Arg {
     pub count: Count,
 }
 
+impl Arg {
+    /// The range a numeric argument accepts: the declared one, or its type's.
+    pub(crate) fn range(&self) -> (i64, i64) {
+        match self.rule {
+            Rule::Range { min, max } => (min, max),
+            _ => full_range(self.ty),
+        }
+    }
+
+    /// Whether an integer argument reaches the script's body as a Lua number (its range
+    /// is within ±(2^53 - 1)) rather than as its canonical decimal text.
+    pub fn binds_number(&self) -> bool {
+        let (min, max) = self.range();
+        is_exact(min, max)
+    }
+
+    /// Whether the input checks accept `text` as a value of this argument (a `@default`
+    /// is checked with it at build time): the same rules, in Rust.
+    pub(crate) fn accepts(&self, text: &str) -> bool {
+        if self.optional && text.is_empty() {
+            return true;
+        }
+        match (&self.ty, &self.rule) {
+            (_, Rule::NonEmpty) => !text.is_empty(),
+            (_, Rule::OneOf(options)) => options.iter().any(|o| o == text),
+            (_, Rule::Length { min, max }) => {
+                text.len() >= *min as usize && max.is_none_or(|max| text.len() <= max as usize)
+            }
+            (_, Rule::Hex { digits }) => {
+                text.len() == *digits as usize && text.bytes().all(|b| b.is_ascii_hexdigit())
+            }
+            (ArgType::String | ArgType::Bytes | ArgType::Json, _) => true,
+            (ArgType::Bool, _) => text == "1" || text == "0",
+            // Decimal text of a finite number (the block's rule has more to it; a default is
+            // written as a plain number).
+            (ArgType::Float, _) => {
+                text.bytes()
+                    .all(|b| b.is_ascii_digit() || b"-.eE+".contains(&b))
+                    && text.parse::<f64>().is_ok_and(f64::is_finite)
+            }
+            (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
+                let (min, max) = self.range();
+                let digits = text.strip_prefix('-').unwrap_or(text);
+                let canonical = text == "0"
+                    || (!digits.is_empty()
+                        && !digits.starts_with('0')
+                        && digits.bytes().all(|b| b.is_ascii_digit()));
+                canonical && text.parse::<i64>().is_ok_and(|n| (min..=max).contains(&n))
+            }
+        }
+    }
+}
+
 /// What an argument's values must be, besides their type's own form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rule {
@@ -378,6 +459,17 @@ pub enum ReturnType {
     OptTuple(Vec<ReturnType>),
 }
 
+/// The error code of a bad key or argument count.
+pub const BAD_ARGS: &str = "BAD_ARGS";
+
+/// The error code of a key that does not follow its template.
+pub const BAD_KEYS: &str = "BAD_KEYS";
+
+/// The error code a bad value of argument `arg` gets: `BAD_` and its name in upper case.
+pub fn error_code(arg: &str) -> String {
+    format!("BAD_{}", arg.to_ascii_uppercase())
+}
+
 /// `@error <CODE> <doc>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorCode {
@@ -394,4 +486,49 @@ pub enum Clock {
     Server,
     /// The caller passes the time as the `now` argument.
     Caller,
+}
+
+/// The longest key or argument name.
+pub(crate) const MAX_NAME: usize = 32;
+
+/// The largest integer Lua's numbers (doubles) hold exactly, and its negation.
+pub(crate) const MAX_EXACT: i64 = (1 << 53) - 1;
+
+/// Whether a range holds only integers Lua's numbers hold exactly.
+pub(crate) fn is_exact(min: i64, max: i64) -> bool {
+    (-MAX_EXACT..=MAX_EXACT).contains(&min) && (-MAX_EXACT..=MAX_EXACT).contains(&max)
+}
+
+/// What a type holds when no range is declared.
+pub(crate) fn full_range(ty: ArgType) -> (i64, i64) {
+    match ty {
+        ArgType::Uint => (0, i64::MAX),
+        ArgType::Ms => (0, MAX_EXACT),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// Strict and reserved Rust keywords (2024 edition) that are also snake_case; none can name
+/// a parameter without `r#`, and `self`/`super`/`crate` not even with it.
+pub(crate) fn is_rust_keyword(name: &str) -> bool {
+    const RUST_KEYWORDS: &str = "\
+        abstract as async await become box break const continue crate do dyn else enum \
+        extern false final fn for gen if impl in let loop macro match mod move mut override \
+        priv pub ref return self static struct super trait true try type typeof unsafe \
+        unsized use virtual where while yield";
+    RUST_KEYWORDS.split_whitespace().any(|k| k == name)
+}
+
+/// `[a-z][a-z0-9_]*`
+pub(crate) fn is_snake(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `[A-Z][A-Z0-9_]*`
+pub(crate) fn is_upper_snake(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }

@@ -2,53 +2,56 @@
 //!
 //! A scripts folder may hold `_shared.lua` files: `<folder>/_shared.lua` for every family
 //! and `<folder>/<family>/_shared.lua` for one family. Each is a list of `local function`s,
-//! each with the comment above it. A script names the ones it calls in its header
-//! (`--- @uses release_slot`); [`fix`](crate::Config::fix) pastes them (and the helpers
-//! they call) into the script between two marker lines right after the input checks, so
-//! the file stays self-contained, and the build refuses a copy that differs from its
+//! each with the comment above it. The generator has its own, the helpers of the input
+//! checks (`shown`, `safe_integer`, `integer`, …). A script names the ones its own code
+//! calls in its header (`--- @uses release_slot shown`); [`fix`](crate::Config::fix)
+//! pastes them, the helpers they call and those the input checks call, between two marker
+//! lines right after the header, before the input checks; so the file stays
+//! self-contained, the checks and the script's code call the same copies, and the script's
+//! own code starts right after the checks. The build refuses a copy that differs from its
 //! source by a byte, as it does for the input checks. The Functions library defines each
 //! helper once.
 //!
-//! A helper reaches only its parameters, the other shared helpers, the helpers of the
-//! input checks (`shown`, `integer`, …) and Redis's globals: never a script's own locals,
-//! since the Functions library defines it outside every script.
+//! A helper reaches only its parameters, the other shared helpers (the generator's, the
+//! folder's, and its family's) and Redis's globals: never a script's own locals, since
+//! the Functions library defines it outside every script.
 
 use std::fmt::Write as _;
 
 use crate::diagnostic::Diagnostic;
+use crate::helpers::HELPERS;
 use crate::lua;
 
-/// The name of a file of shared helpers.
-pub const FILE_NAME: &str = "_shared.lua";
+pub use crate::layout::{SHARED_BEGIN as BEGIN, SHARED_END as END};
+pub use crate::model::{SHARED_FILE_NAME as FILE_NAME, SharedFile};
 
-/// The first line of the pasted helpers; the file they come from follows on the next line.
-pub const BEGIN: &str =
-    "-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in";
-/// The last line of the pasted helpers.
-pub const END: &str = "-- End of the shared helpers.";
+/// How the marker of the pasted helpers names the generator, where its own helpers come
+/// from.
+const GENERATOR: &str = "redis-patterns-codegen";
 
-/// A `_shared.lua` file as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SharedFile {
-    /// The path shown in diagnostics and in the scripts' marker line, relative to the
-    /// scripts folder as given (`scripts/work_queue/_shared.lua`).
-    pub path: String,
-    /// The family it serves, or `None` for the one at the top of the folder.
-    pub family: Option<String>,
-    /// Its text.
-    pub source: String,
+/// The generator's own helpers (those the input checks call), as a shared file of its
+/// own: pasted before those of the folder and the family, which may call them.
+pub(crate) fn generator_file() -> SharedFile {
+    SharedFile {
+        path: GENERATOR.to_string(),
+        family: None,
+        source: HELPERS.iter().map(|(_, source)| *source).collect(),
+    }
 }
 
-impl SharedFile {
-    /// Its path within the scripts folder, which the scripts it is pasted into name, so
-    /// that they read the same wherever the folder is: `work_queue/_shared.lua`, or
-    /// `_shared.lua` for the folder's own.
-    pub fn name(&self) -> String {
-        match &self.family {
-            Some(family) => format!("{family}/{FILE_NAME}"),
-            None => FILE_NAME.to_string(),
-        }
-    }
+fn is_generator(file: &SharedFile) -> bool {
+    file.path == GENERATOR && file.family.is_none()
+}
+
+/// The order the sources of helpers are pasted in, and defined in the Functions library:
+/// the generator's, the folder's, then the families'.
+pub(crate) fn rank(file: &SharedFile) -> (u8, &str) {
+    let rank = match (is_generator(file), &file.family) {
+        (true, _) => 0,
+        (false, None) => 1,
+        (false, Some(_)) => 2,
+    };
+    (rank, &file.path)
 }
 
 /// One helper of a shared file.
@@ -106,6 +109,13 @@ pub fn helpers(file: &SharedFile) -> Result<Vec<Helper>, Vec<Diagnostic>> {
                 i = end + 1;
                 continue;
             };
+            if !is_generator(file) && HELPERS.iter().any(|(reserved, _)| *reserved == name) {
+                problems.push(problem(
+                    i,
+                    format!("`{name}` is the name of a helper of the input checks"),
+                    "name it otherwise: the input checks call the generator's own",
+                ));
+            }
             if helpers.iter().any(|h| h.name == name) {
                 problems.push(problem(
                     i,
@@ -184,8 +194,9 @@ pub(crate) fn called(text: &str, names: &[String]) -> Vec<String> {
 }
 
 /// The helpers a script that names `uses` gets, each with the file it comes from: those
-/// named and every helper they call, in the order of the files (the folder's, then the
-/// family's) and of each file. A name found in no file is returned in the error.
+/// named and every helper they call, in the order of the files (the generator's, the
+/// folder's, then the family's) and of each file. A helper may call those of the files
+/// before its own. A name found in no file is returned in the error.
 pub fn resolve<'a>(
     uses: &[String],
     files: &'a [(SharedFile, Vec<Helper>)],
@@ -196,6 +207,10 @@ pub fn resolve<'a>(
             .rev()
             .find_map(|(file, helpers)| helpers.iter().find(|h| h.name == name).map(|h| (file, h)))
     };
+    let names: Vec<String> = files
+        .iter()
+        .flat_map(|(_, helpers)| helpers.iter().map(|h| h.name.clone()))
+        .collect();
     let mut wanted: Vec<String> = Vec::new();
     let mut queue: Vec<String> = uses.to_vec();
     while let Some(name) = queue.pop() {
@@ -203,7 +218,11 @@ pub fn resolve<'a>(
             continue;
         }
         let (_, helper) = find(&name).ok_or_else(|| name.clone())?;
-        queue.extend(helper.calls.iter().cloned());
+        queue.extend(
+            called(&helper.text, &names)
+                .into_iter()
+                .filter(|n| *n != name),
+        );
         wanted.push(name);
     }
     let mut out = Vec::new();
@@ -222,15 +241,25 @@ pub fn render(helpers: &[(&SharedFile, &Helper)]) -> String {
     if helpers.is_empty() {
         return String::new();
     }
-    let mut sources: Vec<String> = Vec::new();
+    let mut generator = false;
+    let mut files: Vec<String> = Vec::new();
     for (file, _) in helpers {
-        if !sources.contains(&file.name()) {
-            sources.push(file.name());
+        if is_generator(file) {
+            generator = true;
+        } else if !files.contains(&file.name()) {
+            files.push(file.name());
         }
+    }
+    let mut sources: Vec<String> = Vec::new();
+    if generator {
+        sources.push(GENERATOR.to_string());
+    }
+    if !files.is_empty() {
+        sources.push(format!("{} of the scripts folder", files.join(" and ")));
     }
     let mut out = String::new();
     let _ = writeln!(out, "{BEGIN}");
-    let _ = writeln!(out, "-- {} of the scripts folder).", sources.join(" and "));
+    let _ = writeln!(out, "-- {}).", sources.join("; "));
     for (_, helper) in helpers {
         out.push_str(&helper.text);
     }

@@ -350,7 +350,7 @@ fn good_tuple_return_and_server_clock() {
             ],
             clock: Some(Clock::Server),
             complexity: "O(1)".to_string(),
-            uses: vec![],
+            uses: strings(&["shown"]),
             defaults: vec![
                 preset(
                     "action",
@@ -706,9 +706,9 @@ const BAD: &[&str] = &[
 fn bad_binding_names() {
     assert_eq!(
         bad("binding_names"),
-        r#"scripts/bad/binding_names.lua:32:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
+        r#"scripts/bad/binding_names.lua:35:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
   = hint: rename the local to `target`, or rename it in the header
-scripts/bad/binding_names.lua:33:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
+scripts/bad/binding_names.lua:36:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
   = hint: rename the local to `ttl`, or rename it in the header"#
     );
 }
@@ -758,7 +758,7 @@ fn bad_clock_caller() {
         bad("clock_caller"),
         r#"scripts/bad/clock_caller.lua:6:5: error: `@clock caller` needs an argument named `now`
   = hint: declare the caller's time with `--- @arg now <type> <unit and epoch>`
-scripts/bad/clock_caller.lua:66:28: error: `TIME` is called, but the header declares `@clock caller`
+scripts/bad/clock_caller.lua:69:28: error: `TIME` is called, but the header declares `@clock caller`
   = hint: use the `now` argument, or declare `--- @clock server` instead"#
     );
 }
@@ -812,7 +812,7 @@ fn bad_edited_input_checks() {
     assert_eq!(
         bad("edited_input_checks"),
         r#"scripts/bad/edited_input_checks.lua:16:1: error: the input checks differ from what the header declares
-  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; run `redis-patterns fix <scripts folder>` to write them from the header"#
+  = hint: expected `  return redis.error_reply('BAD_TOKEN must not be empty')` here, found `  return redis.error_reply('BAD_TOKEN is required')`; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 

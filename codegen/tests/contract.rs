@@ -213,21 +213,39 @@ fn fix_replaces_an_outdated_block() {
     let mut loose = header.clone();
     loose.args[0].rule = Rule::Any;
     let check = "if token == '' then\n  \
-                 return redis.error_reply('BAD_TOKEN token must not be empty')\nend\n";
+                 return redis.error_reply('BAD_TOKEN must not be empty')\nend\n";
     assert_eq!(source.matches(check).count(), 1);
     let fixed = fix(&source, &loose);
     assert_eq!(fixed, source.replace(check, ""));
     assert_eq!(fix(&fixed, &header), source);
 }
 
-/// A body that calls a helper gets it defined in the block, even when no argument needs
-/// it; a field of the same name is not a call of it.
+/// A body that calls a helper of the input checks names it in `@uses`, and gets it pasted
+/// before the block, even when no argument needs it; a field of the same name is not a
+/// call of it. The block defines no function.
 #[test]
-fn fix_defines_the_helpers_the_body_calls() {
-    let (source, header) = good("identity_lock", "release");
+fn fix_pastes_the_helpers_the_body_names() {
+    let (source, mut header) = good("identity_lock", "release");
     let calls = source.replace("return 0\n", "return shown(token) .. cjson.integer\n");
-    let fixed = fix(&without_block(&calls), &header);
+    let found = diagnostics(&calls);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains("error: the script calls the shared helper `shown` without naming it"),
+        "{found:#?}"
+    );
+    header.uses = vec!["shown".to_string()];
+    let named = calls.replace("--- @complexity", "--- @uses shown\n--- @complexity");
+    let fixed = fix(&without_block(&named), &header);
     assert_eq!(helpers_in(&fixed), ["shown"]);
+    let lines: Vec<&str> = fixed.lines().collect();
+    let pasted = lines
+        .iter()
+        .position(|l| l.starts_with("-- Helpers shared"))
+        .unwrap();
+    let block = lines.iter().position(|l| *l == contract::BEGIN).unwrap();
+    assert_eq!(lines[pasted - 1], "--- @complexity O(1)");
+    assert!(pasted < block, "the helpers come before the block");
+    assert_eq!(helpers_in(&lines[block..].join("\n")), Vec::<&str>::new());
     let script = analyze(&script_file("identity_lock", "release", &fixed)).map(|s| s.header);
     assert_eq!(script, Ok(header));
 }
@@ -240,12 +258,12 @@ fn helpers_in(lua: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Each helper is defined only when a check or the body needs it (luacheck refuses unused
-/// ones): `integer` (with `decimal_less`, which it calls) for int, uint and ms arguments,
-/// `decimal_less` alone for a body that calls only it, `float` for float ones, `shown` when
-/// a message shows the value.
+/// The block calls a helper only when a check needs it: `integer` for int, uint and ms
+/// arguments beyond ±(2^53 - 1), `float` for float ones, `shown` when a message shows the
+/// value. `fix` pastes those, with those they call (`decimal_less` for `integer`) and
+/// those the header names in `@uses`, and only those (luacheck refuses unused ones).
 #[test]
-fn the_block_defines_only_the_helpers_it_needs() {
+fn the_block_calls_only_the_helpers_it_needs() {
     let cases: Vec<(Vec<Arg>, &[&str], &[&str])> = vec![
         (vec![], &[], &[]),
         (
@@ -260,33 +278,37 @@ fn the_block_defines_only_the_helpers_it_needs() {
         ),
         (
             vec![arg("mode", ArgType::String, one_of(&["a", "b"]))],
-            &[],
+            &["shown"],
             &["shown"],
         ),
-        (vec![arg("on", ArgType::Bool, Rule::Any)], &[], &["shown"]),
+        (
+            vec![arg("on", ArgType::Bool, Rule::Any)],
+            &["shown"],
+            &["shown"],
+        ),
         (
             vec![arg("ratio", ArgType::Float, Rule::Any)],
-            &[],
+            &["float", "shown"],
             &["float", "shown"],
         ),
         (
             vec![optional("ratio", ArgType::Float, Rule::Any)],
-            &[],
+            &["float", "shown"],
             &["float", "shown"],
         ),
         (
             vec![arg("n", ArgType::Int, Rule::Any)],
-            &[],
+            &["integer", "shown"],
             &["decimal_less", "integer", "shown"],
         ),
         (
             vec![values("ids", ArgType::Uint, Rule::Any, Count::ANY)],
-            &[],
+            &["integer", "shown"],
             &["decimal_less", "integer", "shown"],
         ),
         (
             vec![optional("wait", ArgType::Ms, range(1, 1000))],
-            &[],
+            &["shown"],
             &["shown"],
         ),
         (
@@ -294,44 +316,34 @@ fn the_block_defines_only_the_helpers_it_needs() {
                 arg("n", ArgType::Int, range(-(1 << 53) + 1, (1 << 53) - 1)),
                 arg("m", ArgType::Int, range(0, 1 << 53)),
             ],
-            &[],
+            &["integer", "shown"],
             &["decimal_less", "integer", "shown"],
-        ),
-        (
-            vec![arg("name", ArgType::String, Rule::Any)],
-            &["safe_integer"],
-            &["safe_integer"],
-        ),
-        (
-            vec![arg("name", ArgType::String, Rule::Any)],
-            &["integer"],
-            &["decimal_less", "integer"],
-        ),
-        (
-            vec![arg("name", ArgType::String, Rule::Any)],
-            &["decimal_less"],
-            &["decimal_less"],
-        ),
-        (
-            vec![arg("n", ArgType::Int, Rule::Any)],
-            &["decimal_less"],
-            &["decimal_less", "integer", "shown"],
-        ),
-        (
-            vec![arg("name", ArgType::String, Rule::Any)],
-            &["float"],
-            &["float"],
-        ),
-        (
-            vec![arg("name", ArgType::String, Rule::Any)],
-            &["shown"],
-            &["shown"],
         ),
     ];
-    for (args, body_uses, expected) in cases {
+    for (args, called, pasted) in cases {
         let names: Vec<String> = args.iter().map(|a| a.name.clone()).collect();
-        let block = contract::render(&header(vec![key("k")], args), body_uses);
-        assert_eq!(helpers_in(&block), expected, "{names:?} {body_uses:?}");
+        let header = header(vec![key("k")], args);
+        assert_eq!(contract::helpers_called(&header), called, "{names:?}");
+        let block = contract::render(&header);
+        assert_eq!(helpers_in(&block), Vec::<&str>::new(), "{names:?}");
+        let body = "--- A script.\n--- @return nil\n--- @complexity O(1)\nreturn nil\n";
+        assert_eq!(helpers_in(&fix(body, &header)), pasted, "{names:?}");
+    }
+    // What the body names comes too, with what it calls.
+    for (uses, pasted) in [
+        (&["safe_integer"][..], &["safe_integer"][..]),
+        (&["integer"], &["decimal_less", "integer"]),
+        (&["decimal_less"], &["decimal_less"]),
+        (&["float"], &["float"]),
+        (&["shown"], &["shown"]),
+    ] {
+        let mut header = header(
+            vec![key("k")],
+            vec![arg("name", ArgType::String, Rule::Any)],
+        );
+        header.uses = uses.iter().map(|u| u.to_string()).collect();
+        let body = "--- A script.\n--- @return nil\n--- @complexity O(1)\nreturn nil\n";
+        assert_eq!(helpers_in(&fix(body, &header)), pasted, "{uses:?}");
     }
 }
 
@@ -421,7 +433,7 @@ fn generated_lines_fit_in_120_columns() {
             ),
         ],
     );
-    let block = contract::render(&header, &[]);
+    let block = contract::render(&header);
     // The long parts are there, wrapped.
     assert!(
         block.contains(
@@ -429,7 +441,7 @@ fn generated_lines_fit_in_120_columns() {
         )
     );
     assert!(block.contains("local lower_xxxxxxxxxxxxxxxxxxxxxxxxxx = integer(ARGV[1], '-9223372036854775808', '9223372036854775807')"));
-    assert!(block.contains("  limit_xxxxxxxxxxxxxxxxxxxxxxxxxx = integer(ARGV[4], '-9223372036854775808', '9223372036854775807')"));
+    assert!(block.contains("local limit_xxxxxxxxxxxxxxxxxxxxxxxxxx = integer(ARGV[4], '-9223372036854775808', '9223372036854775807')"));
     assert!(block.contains("    mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= 'oscar' then"));
     assert!(block.contains("ARGV[i] ~= 'oscar' then"));
     assert_eq!(too_long(&block), Vec::<&str>::new());
@@ -479,42 +491,36 @@ fn wrapped_messages_fit_in_120_columns_with_their_tail() {
         counts(1_000_000, 4_000_000),
         counts(u32::MAX - 1, u32::MAX),
     ] {
-        assert_eq!(
-            too_long(&contract::render(&header, &[])),
-            Vec::<&str>::new()
-        );
+        assert_eq!(too_long(&contract::render(&header)), Vec::<&str>::new());
     }
 }
 
-/// The check of a bool named with the longest name: its message fits on one line, but not
-/// with its tail, which gets a line of its own.
+/// The check of a choice named with the longest name: its message fits on one line, but
+/// not with its tail, which gets a line of its own.
 #[test]
 fn a_tail_that_does_not_fit_gets_its_own_line() {
-    let name = longest("keep");
-    let block = contract::render(
-        &header(vec![], vec![arg(&name, ArgType::Bool, Rule::Any)]),
-        &[],
-    );
+    let name = longest("mode");
+    let choices = one_of(&["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]);
+    let block = contract::render(&header(vec![], vec![arg(&name, ArgType::String, choices)]));
     let checks: Vec<&str> = block
         .lines()
-        .skip_while(|l| !l.starts_with("if #KEYS"))
+        .skip_while(|l| !l.starts_with("local "))
         .collect();
     assert_eq!(
         checks,
         [
-            "if #KEYS ~= 0 or #ARGV ~= 1 then",
-            "  return redis.error_reply('BAD_ARGS expected 0 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)",
-            "end",
-            "local keep_xxxxxxxxxxxxxxxxxxxxxxxxxxx = ARGV[1]",
-            "if keep_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= '1' and keep_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= '0' then",
+            "local mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx = ARGV[1]",
+            "if mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= 'alpha' and mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= 'bravo' and",
+            "    mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= 'charlie' and mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= 'delta' and",
+            "    mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= 'echo' and mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx ~= 'foxtrot' then",
             "  return redis.error_reply(",
-            "      'BAD_KEEP_XXXXXXXXXXXXXXXXXXXXXXXXXXX keep_xxxxxxxxxxxxxxxxxxxxxxxxxxx must be 1 or 0, got '",
-            "      .. shown(keep_xxxxxxxxxxxxxxxxxxxxxxxxxxx))",
+            "      'BAD_MODE_XXXXXXXXXXXXXXXXXXXXXXXXXXX must be one of alpha, bravo, charlie, delta, echo, foxtrot, got ' ..",
+            "      shown(mode_xxxxxxxxxxxxxxxxxxxxxxxxxxx))",
             "end",
-            "keep_xxxxxxxxxxxxxxxxxxxxxxxxxxx = keep_xxxxxxxxxxxxxxxxxxxxxxxxxxx == '1'",
             contract::END,
         ]
     );
+    assert_eq!(too_long(&block), Vec::<&str>::new());
 }
 
 /// A script whose every key and argument has the longest name the header accepts, with the
@@ -659,8 +665,8 @@ fn fix_moves_a_block_found_after_a_blank_line() {
 fn fix_moves_and_rewrites_an_outdated_block() {
     let (source, header) = good("identity_lock", "release");
     let edited = source.replacen(
-        "  return redis.error_reply('BAD_TOKEN token must not be empty')",
-        "  return redis.error_reply('BAD_TOKEN token is required')",
+        "  return redis.error_reply('BAD_TOKEN must not be empty')",
+        "  return redis.error_reply('BAD_TOKEN is required')",
         1,
     );
     assert_ne!(edited, source);
@@ -852,10 +858,19 @@ fn good_fixtures_pass_luacheck() {
     );
 }
 
-/// Runs `block` under a stand-alone Lua 5.1 (Redis's Lua) once per call of `calls`, each a
-/// `KEYS` and an `ARGV`, followed by `body`; returns one line per call: the error reply, or
-/// what the body returned. `None` when no Lua 5.1 is installed.
-fn run_lua(block: &str, body: &str, calls: &[(&[&str], &[&str])]) -> Option<Vec<String>> {
+/// A script of `header` with `body`, as `fix` writes it: the header's lines, the helpers
+/// its block calls, the block, then `body`.
+fn script_of(header: &Header, body: &str) -> String {
+    fix(
+        &format!("--- Probes the input checks.\n--- @return nil\n--- @complexity O(1)\n{body}"),
+        header,
+    )
+}
+
+/// Runs `script` under a stand-alone Lua 5.1 (Redis's Lua) once per call of `calls`, each a
+/// `KEYS` and an `ARGV`; returns one line per call: the error reply, or what the script
+/// returned. `None` when no Lua 5.1 is installed.
+fn run_lua(script: &str, calls: &[(&[&str], &[&str])]) -> Option<Vec<String>> {
     let quote = |s: &str| {
         let bytes: String = s.bytes().map(|b| format!("\\{b:03}")).collect();
         format!("\"{bytes}\"")
@@ -867,7 +882,7 @@ fn run_lua(block: &str, body: &str, calls: &[(&[&str], &[&str])]) -> Option<Vec<
     let mut program = format!(
         "redis = {{ error_reply = function(message) return {{ err = message }} end }}\n\
          local script = assert(loadstring({}))\n",
-        quote(&format!("{block}{body}"))
+        quote(script)
     );
     for (keys, argv) in calls {
         program.push_str(&format!(
@@ -968,7 +983,7 @@ fn generated_checks_run_in_lua() {
     ];
     let mut calls: Vec<(&[&str], &[&str])> = argvs.iter().map(|a| (&["k"][..], &a[..])).collect();
     calls.push((&[], &good[..]));
-    let Some(replies) = run_lua(&contract::render(&header, &[]), body, &calls) else {
+    let Some(replies) = run_lua(&script_of(&header, body), &calls) else {
         return;
     };
     const FLOAT: &str = "a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16)";
@@ -977,29 +992,29 @@ fn generated_checks_run_in_lua() {
         "number 5 string -9223372036854775808 nil a true 1.5 8".into(),
         "number 5 string -9223372036854775808 1000 a true 1.5 6".into(),
         "number 5 string -9223372036854775808 nil a true -0.0025 6".into(),
-        "BAD_N n must be an integer from 1 to 10, got \"05\"".into(),
-        "BAD_N n must be an integer from 1 to 10, got \"11\"".into(),
-        "BAD_N n must be an integer from 1 to 10, got \"+5\"".into(),
-        "BAD_BIG big must be an integer from -2^63 to 2^63-1, got \"9223372036854775808\"".into(),
-        "BAD_BIG big must be an integer from -2^63 to 2^63-1, got \"-0\"".into(),
-        "BAD_WAIT wait must be whole milliseconds from 1 to 1000, or empty, got \"0\"".into(),
-        "BAD_MODE mode must be one of a, b, got \"c\"".into(),
-        "BAD_MODE mode must be one of a, b, got \"\\000\\010\"".into(),
-        "BAD_MODE mode must be one of a, b, got \"01234567890123456789012345678901\"... (40 bytes)"
+        "BAD_N must be an integer from 1 to 10, got \"05\"".into(),
+        "BAD_N must be an integer from 1 to 10, got \"11\"".into(),
+        "BAD_N must be an integer from 1 to 10, got \"+5\"".into(),
+        "BAD_BIG must be an integer from -2^63 to 2^63-1, got \"9223372036854775808\"".into(),
+        "BAD_BIG must be an integer from -2^63 to 2^63-1, got \"-0\"".into(),
+        "BAD_WAIT must be whole milliseconds from 1 to 1000, or empty, got \"0\"".into(),
+        "BAD_MODE must be one of a, b, got \"c\"".into(),
+        "BAD_MODE must be one of a, b, got \"\\000\\010\"".into(),
+        "BAD_MODE must be one of a, b, got \"01234567890123456789012345678901\"... (40 bytes)"
             .into(),
-        "BAD_ON on must be 1 or 0, got \"true\"".into(),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \"inf\""),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \"nan\""),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \"1e999\""),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \".5\""),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \"01.5\""),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \"1.\""),
+        "BAD_ON must be 1 or 0, got \"true\"".into(),
+        format!("BAD_RATIO must be {FLOAT}, got \"inf\""),
+        format!("BAD_RATIO must be {FLOAT}, got \"nan\""),
+        format!("BAD_RATIO must be {FLOAT}, got \"1e999\""),
+        format!("BAD_RATIO must be {FLOAT}, got \".5\""),
+        format!("BAD_RATIO must be {FLOAT}, got \"01.5\""),
+        format!("BAD_RATIO must be {FLOAT}, got \"1.\""),
         "number 5 string -9223372036854775808 nil a true 1e+20 6".into(),
         "number 5 string -9223372036854775808 nil a true 1e+16 6".into(),
         "number 5 string -9223372036854775808 nil a true -1e-07 6".into(),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \"+1.5\""),
-        format!("BAD_RATIO ratio must be {FLOAT}, got \"1e+\""),
-        "BAD_REST rest must be integers from 0 to 2^63-1; ARGV[8] is \"-1\"".into(),
+        format!("BAD_RATIO must be {FLOAT}, got \"+1.5\""),
+        format!("BAD_RATIO must be {FLOAT}, got \"1e+\""),
+        "BAD_REST ARGV[8] must be an integer from 0 to 2^63-1, got \"-1\"".into(),
         "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 1 and 9".into(),
         "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 1 and 5".into(),
         "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 0 and 6".into(),
@@ -1043,7 +1058,7 @@ fn hex_and_length_checks_run_in_lua() {
         &[" aF9", "abc"],
     ];
     let calls: Vec<(&[&str], &[&str])> = argvs.iter().map(|a| (&["k"][..], *a)).collect();
-    let Some(replies) = run_lua(&contract::render(&header, &[]), body, &calls) else {
+    let Some(replies) = run_lua(&script_of(&header, body), &calls) else {
         return;
     };
     assert_eq!(
@@ -1051,13 +1066,13 @@ fn hex_and_length_checks_run_in_lua() {
         [
             "0aF9 abc 2",
             "0aF9 abcde 4",
-            "BAD_TOKEN token must be 4 hex digits, got \"0aF\"",
-            "BAD_TOKEN token must be 4 hex digits, got \"0aF9a\"",
-            "BAD_TOKEN token must be 4 hex digits, got \"0aG9\"",
-            "BAD_SECRET secret must be from 3 to 5 bytes long, got 2 bytes",
-            "BAD_SECRET secret must be from 3 to 5 bytes long, got 6 bytes",
-            "BAD_IDS ids must be 2 bytes long at least; ARGV[4] is \"x\"",
-            "BAD_TOKEN token must be 4 hex digits, got \" aF9\"",
+            "BAD_TOKEN must be 4 hex digits, got \"0aF\"",
+            "BAD_TOKEN must be 4 hex digits, got \"0aF9a\"",
+            "BAD_TOKEN must be 4 hex digits, got \"0aG9\"",
+            "BAD_SECRET must be from 3 to 5 bytes long, got 2 bytes",
+            "BAD_SECRET must be from 3 to 5 bytes long, got 6 bytes",
+            "BAD_IDS ARGV[4] must be 2 bytes long at least, got \"x\"",
+            "BAD_TOKEN must be 4 hex digits, got \" aF9\"",
         ]
     );
 }
@@ -1124,29 +1139,33 @@ fn a_count_near_u32_max_does_not_overflow() {
     assert_eq!(script, Ok(expected));
 }
 
-/// `identity_lock/release` with a body that calls `decimal_less` and no other helper, its
-/// input checks generated afresh; and its header.
+/// `identity_lock/release` with a body that calls `decimal_less` and no other helper,
+/// named in its header, its input checks generated afresh; and its header.
 fn release_calling_decimal_less() -> (String, Header) {
-    let (source, header) = good("identity_lock", "release");
-    let calls = source.replace("return 0\n", "return decimal_less(token, '5')\n");
+    let (source, mut header) = good("identity_lock", "release");
+    header.uses = vec!["decimal_less".to_string()];
+    let calls = source
+        .replace("return 0\n", "return decimal_less(token, '5')\n")
+        .replace("--- @complexity", "--- @uses decimal_less\n--- @complexity");
     (fix(&without_block(&calls), &header), header)
 }
 
-/// A body that calls `decimal_less` alone gets it defined in the block, with its own
-/// comment, and not `integer`, which nothing would call.
+/// A body that calls `decimal_less` alone gets it pasted, with its own comment, and not
+/// `integer`, which nothing would call.
 #[test]
-fn a_body_calling_decimal_less_gets_it_defined() {
+fn a_body_calling_decimal_less_gets_it_pasted() {
     let (fixed, header) = release_calling_decimal_less();
     assert_eq!(helpers_in(&fixed), ["decimal_less"]);
     let helper: Vec<&str> = fixed
         .lines()
-        .skip_while(|l| !l.starts_with("-- `redis-patterns fix"))
-        .skip(1)
-        .take(4)
+        .skip_while(|l| !l.starts_with("-- Helpers shared"))
+        .take(6)
         .collect();
     assert_eq!(
         helper,
         [
+            "-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in",
+            "-- redis-patterns-codegen).",
             "-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,",
             "-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that",
             "-- 64-bit values compare exactly (and no locale's collation is involved).",
@@ -1281,7 +1300,7 @@ fn a_choice_of_32_characters_fits_in_120_columns_and_33_is_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
     let long = [choice_32.as_str()];
     let calls: Vec<(&[&str], &[&str])> = vec![(&[], &long), (&[], &["c"])];
-    let Some(replies) = run_lua(&fixed, "", &calls) else {
+    let Some(replies) = run_lua(&fixed, &calls) else {
         return;
     };
     assert_eq!(
@@ -1289,8 +1308,7 @@ fn a_choice_of_32_characters_fits_in_120_columns_and_33_is_refused() {
         [
             choice_32.clone(),
             format!(
-                "BAD_MODE_XXXXXXXXXXXXXXXXXXXXXXXXXXX {name} must be one of a, b, {choice_32}, \
-                 got \"c\""
+                "BAD_MODE_XXXXXXXXXXXXXXXXXXXXXXXXXXX must be one of a, b, {choice_32}, got \"c\""
             ),
         ]
     );
@@ -1339,13 +1357,10 @@ fn markers_after_a_whole_block_are_refused() {
 /// that Lua's numbers hold exactly, so each is checked on the fast path.
 #[test]
 fn a_variadic_ms_without_a_range_takes_up_to_2_pow_53_minus_1() {
-    let block = contract::render(
-        &header(
-            vec![key("k")],
-            vec![values("steps", ArgType::Ms, Rule::Any, Count::ANY)],
-        ),
-        &[],
-    );
+    let block = contract::render(&header(
+        vec![key("k")],
+        vec![values("steps", ArgType::Ms, Rule::Any, Count::ANY)],
+    ));
     assert!(
         block.contains(
             "  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))\n  \
@@ -1354,7 +1369,7 @@ fn a_variadic_ms_without_a_range_takes_up_to_2_pow_53_minus_1() {
         "{block}"
     );
     assert!(
-        block.contains("steps must be whole milliseconds from 0 to 9007199254740991"),
+        block.contains("] must be whole milliseconds from 0 to 9007199254740991, got '"),
         "{block}"
     );
 }
@@ -1576,5 +1591,64 @@ fn fix_adds_error_tags_below_a_multi_line_return_doc() {
     assert_eq!(
         script.header.returns.doc,
         "a row per name: its name and count (0 for none)"
+    );
+}
+
+/// Keys in a row that differ only in their last text are checked in one loop over those
+/// texts: it accepts the keys of one instance, and refuses each key that is not, naming
+/// it, with the value it got shown; a key out of the row is checked on its own.
+#[test]
+fn folded_key_checks_run_in_lua() {
+    let source = "--- Probes the key check.\n\
+                  --- @key head zset {<name>}:head      the first\n\
+                  --- @key left zset {<name>}:left      the second\n\
+                  --- @key middle zset {<name>}:middle  the third\n\
+                  --- @key right zset {<name>}:right    the fourth\n\
+                  --- @key odd string <name>            the fifth\n\
+                  --- @return int the keys\n\
+                  --- @error BAD_ARGS not 5 keys and 0 arguments\n\
+                  --- @complexity O(1)\n\
+                  return #KEYS + #head + #left + #middle + #right + #odd\n";
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-folded-keys");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("probe")).unwrap();
+    let path = dir.join("probe/keys.lua");
+    std::fs::write(&path, source).unwrap();
+    let fixed = Config::new()
+        .fix(&dir)
+        .map(|_| std::fs::read_to_string(&path).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let fixed = fixed.unwrap();
+    assert!(
+        fixed.contains("for i, each in ipairs({ ':left', ':middle', ':right' }) do\n"),
+        "{fixed}"
+    );
+    assert_eq!(too_long(&fixed), Vec::<&str>::new());
+    let good = ["{q}:head", "{q}:left", "{q}:middle", "{q}:right", "q"];
+    let with = |i: usize, key: &'static str| -> Vec<&'static str> {
+        let mut keys = good.to_vec();
+        keys[i] = key;
+        keys
+    };
+    let cases = [
+        good.to_vec(),
+        with(1, "{p}:left"),
+        with(2, "{q}:midle"),
+        with(3, "{q}:right\n"),
+        with(4, "p"),
+    ];
+    let calls: Vec<(&[&str], &[&str])> = cases.iter().map(|k| (&k[..], &[][..])).collect();
+    let Some(replies) = run_lua(&fixed, &calls) else {
+        return;
+    };
+    assert_eq!(
+        replies,
+        [
+            "41",
+            "BAD_KEYS KEYS[2] must be {<name>}:left with <name> as in head, got \"{p}:left\"",
+            "BAD_KEYS KEYS[3] must be {<name>}:middle with <name> as in head, got \"{q}:midle\"",
+            "BAD_KEYS KEYS[4] must be {<name>}:right with <name> as in head, got \"{q}:right\\010\"",
+            "BAD_KEYS KEYS[5] must be <name> with <name> as in head, got \"p\"",
+        ]
     );
 }

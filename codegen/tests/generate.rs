@@ -511,7 +511,7 @@ fn the_command_checks_and_fixes_a_folder() {
     let dir = copy_of_good_fixtures("codegen-command");
     let release = dir.join("identity_lock/release.lua");
     let original = std::fs::read_to_string(&release).unwrap();
-    let edited = original.replace("token must not be empty", "token is required");
+    let edited = original.replace("TOKEN must not be empty", "TOKEN is required");
     assert_ne!(edited, original);
     std::fs::write(&release, edited).unwrap();
     let dir_arg = dir.to_string_lossy().into_owned();
@@ -520,8 +520,8 @@ fn the_command_checks_and_fixes_a_folder() {
     assert!(
         stderr.ends_with(
             "identity_lock/release.lua:19:1: error: the input checks differ from what the header \
-             declares\n  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not \
-             be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; \
+             declares\n  = hint: expected `  return redis.error_reply('BAD_TOKEN must not be \
+             empty')` here, found `  return redis.error_reply('BAD_TOKEN is required')`; \
              run `redis-patterns fix <scripts folder>` to write them from the header\n1 \
              problem in the scripts\n"
         ),

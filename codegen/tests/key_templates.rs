@@ -301,6 +301,8 @@ demo/bad.lua:7:19: error: the hash tag of the template `{}:<g>` is empty
   = hint: put the parameters that pick the slot between the braces, as in `{<name>}:waiting`: Redis Cluster ignores an empty `{}`
 demo/bad.lua:8:19: error: `<ns>` comes before the hash tag in `<ns>:{<h>}`
   = hint: a value before the `{…}` group could hold a `{` of its own and move the key to another slot: put it inside the group, or after it
+demo/bad.lua:9:10: error: `i` is the name of a loop's local in the generated input checks
+  = hint: pick another name: the checks' loops would hide the script's local of that name
 demo/bad.lua:9:20: error: `<Id>` is not a valid placeholder
   = hint: a placeholder names a parameter in snake_case (a lower-case letter, then lower-case letters, digits and `_`), of at most 32 characters and not a Rust keyword: the key's generated function takes it as a parameter
 demo/bad.lua:9:26: error: `<type>` is not a valid placeholder

@@ -95,8 +95,17 @@ fn fix_pastes_the_named_helpers_and_those_they_call_and_check_holds_every_copy()
              -- Adds `by` to the count of `field`; the new count.\n\
              local function bump(hash, field, by)\n  return count_of(hash, field) + redis.call('HINCRBY', hash, field, by) - count_of(hash, field)\nend\n\
              -- End of the shared helpers.\n\
+             -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run\n\
+             -- `redis-patterns fix <folder>`). A bad call changes nothing.\n\
+             if #KEYS ~= 1 or #ARGV ~= 1 then\n\
+             \x20 return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)\n\
+             end\n\
+             local counts = KEYS[1]\n\
+             local field = ARGV[1]\n\
+             -- End of the generated input checks.\n\
              return twice(bump(counts, field, 1))"
-        )
+        ),
+        "the helpers right after the header, the input checks, then the script's own code"
     );
     assert_eq!(errors(&dir), Vec::<String>::new());
     assert_eq!(
@@ -230,6 +239,91 @@ end
                  = hint: define it in {shown}/counter/_shared.lua, or remove it"
             ),
         ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A family's helper may call the folder's and the generator's (`shown`): they come along,
+/// pasted in that order, each once. The script's own code names what it calls, the
+/// generator's helpers too, and a `_shared.lua` may not define a helper of the input
+/// checks' name.
+#[test]
+fn a_family_helper_calls_the_folders_and_the_generators() {
+    let family = "\
+--- Helpers of the counter scripts.
+-- luacheck: ignore 211
+
+-- `n` four times, by the folder's helper.
+local function quadruple(n)
+  return twice(twice(n))
+end
+
+-- A refusal that shows `s`.
+local function refusal(s)
+  return redis.error_reply('BAD_FIELD ' .. shown(s))
+end
+";
+    let body = "if field == 'x' then\n  return refusal(field)\nend\n\
+                return quadruple(redis.call('HLEN', counts))\n";
+    let dir = folder(
+        "across",
+        &[
+            ("_shared.lua", TOP_SHARED),
+            ("counter/_shared.lua", family),
+            (
+                "counter/add.lua",
+                &script("quadruple refusal", body).replace(
+                    "--- @uses",
+                    "--- @error BAD_FIELD          the field is `x`\n--- @uses",
+                ),
+            ),
+        ],
+    );
+    let fixed = Config::new().fix(&dir).unwrap();
+    assert_eq!(fixed.problems, vec![]);
+    let path = dir.join("counter/add.lua");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let defined: Vec<&str> = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("local function "))
+        .map(|l| l.split('(').next().unwrap_or(l))
+        .collect();
+    assert_eq!(defined, ["shown", "twice", "quadruple", "refusal"]);
+    assert!(source.contains(
+        "-- redis-patterns-codegen; _shared.lua and counter/_shared.lua of the scripts folder).\n"
+    ));
+    assert_eq!(errors(&dir), Vec::<String>::new());
+
+    // The script's own call of a pasted helper it does not name is refused.
+    std::fs::write(
+        &path,
+        source.replace(
+            "return quadruple(redis.call('HLEN', counts))",
+            "return twice(quadruple(redis.call('HLEN', counts)))",
+        ),
+    )
+    .unwrap();
+    let found = errors(&dir);
+    assert!(
+        found[0].contains(
+            "error: the script calls the shared helper `twice` without naming it in `@uses`"
+        ),
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 3, "one problem: {found:?}");
+
+    // A shared helper named as one of the input checks' is refused.
+    std::fs::write(
+        dir.join("_shared.lua"),
+        format!("{TOP_SHARED}\n-- Another.\nlocal function shown(s)\n  return s\nend\n"),
+    )
+    .unwrap();
+    let found = errors(&dir);
+    assert!(
+        found
+            .iter()
+            .any(|e| e.ends_with("error: `shown` is the name of a helper of the input checks")),
+        "{found:?}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,8 +14,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(1): the trim drops one entry at most
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -74,6 +74,9 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -81,13 +84,13 @@ local recent = KEYS[1]
 local message = ARGV[1]
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(recent, '^recent:(.+)$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS recent must be recent:{<name>:<severity>}, but KEYS[1] is ' .. shown(recent))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be recent:{<name>:<severity>}, got ' .. shown(recent))
 end
 -- End of the generated input checks.
 local time = redis.call('TIME')

@@ -22,8 +22,8 @@
 --- @error BAD_CAP             not an integer within its range (or empty)
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The one rule for floats: decimal digits with an optional leading '-', then an optional
 -- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
 -- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
@@ -91,49 +91,44 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 64 or #ARGV ~= 5 then
   return redis.error_reply('BAD_ARGS expected from 1 to 64 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local content = ARGV[1]
 if content == '' then
-  return redis.error_reply('BAD_CONTENT content must not be empty')
+  return redis.error_reply('BAD_CONTENT must not be empty')
 end
 local weight = float(ARGV[2])
 if not weight then
   return redis.error_reply(
-      'BAD_WEIGHT weight must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_WEIGHT must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
 end
 local mode = ARGV[3]
 if mode ~= 'incr' and mode ~= 'set' then
-  return redis.error_reply('BAD_MODE mode must be one of incr, set, got ' .. shown(mode))
+  return redis.error_reply('BAD_MODE must be one of incr, set, got ' .. shown(mode))
 end
-local ttl = nil
-if ARGV[4] ~= '' then
-  ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
-  end
+local ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
 end
-local cap = nil
-if ARGV[5] ~= '' then
-  cap = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
-  if not cap or cap > 1000000 then
-    return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000000, or empty, got ' .. shown(ARGV[5]))
-  end
+local cap = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
+if ARGV[5] ~= '' and (not cap or cap > 1000000) then
+  return redis.error_reply('BAD_CAP must be an integer from 1 to 1000000, or empty, got ' .. shown(ARGV[5]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tables_parts = key_split(KEYS[1], { '', ':', '' }, true)
 if not tables_parts then
-  return redis.error_reply('BAD_KEYS tables must be {<subject>}:<prefix>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<subject>}:<prefix>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = tables_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':', '') then
     return redis.error_reply(
-        'BAD_KEYS tables must be {<subject>}:<prefix> with <subject> as in tables, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<subject>}:<prefix> with <subject> as in tables, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -36,11 +36,11 @@
 --- @error BAD_KEYS                      a key not named as its template says
 --- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @error BAD_HISTORY                   `history` holds a generation these scripts did not write
---- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters
+--- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters shown
 --- @clock server
 --- @complexity O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and barrier/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -52,54 +52,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV ~= 4 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local state = KEYS[1]
-local arrived = KEYS[2]
-local history = KEYS[3]
-local wake = KEYS[4]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
-local parties = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not parties or parties > 10000 then
-  return redis.error_reply('BAD_PARTIES parties must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
-end
-local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
-end
-local generation = nil
-if ARGV[4] ~= '' then
-  generation = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not generation or generation > 1000000000000000 then
-    return redis.error_reply(
-        'BAD_GENERATION generation must be an integer from 1 to 1000000000000000, or empty, got ' .. shown(ARGV[4]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(state, '^(.+):barrier$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
-end
-if arrived ~= tag_of_keys .. ':arrived' then
-  return redis.error_reply(
-      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
-end
-if history ~= tag_of_keys .. ':history' then
-  return redis.error_reply(
-      'BAD_KEYS history must be {<name>}:history with <name> as in state, but KEYS[3] is ' .. shown(history))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and barrier/_shared.lua of the scripts folder).
 -- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
 -- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
 -- an entry. Reads only: call it before the first write (a key of another type is
@@ -155,6 +107,45 @@ local function end_generation(state_hash, arrived_zset, history_zset, gen, broke
   redis.call('HSET', state_hash, 'gen', gen + 1)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local arrived = KEYS[2]
+local history = KEYS[3]
+local wake = KEYS[4]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+local parties = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not parties or parties > 10000 then
+  return redis.error_reply('BAD_PARTIES must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+local generation = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not generation or generation > 1000000000000000) then
+  return redis.error_reply(
+      'BAD_GENERATION must be an integer from 1 to 1000000000000000, or empty, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):barrier$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:barrier, got ' .. shown(state))
+end
+for i, each in ipairs({ ':arrived', ':history', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 local barrier, err = barrier_of(state)
 if err then
   return err

@@ -15,9 +15,10 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error DUPLICATE_ITEMS             an item was passed twice; nothing was written
 --- @error QUEUE_FULL                  the queue would hold more than 5,000 items; nothing was written
+--- @uses shown
 --- @complexity O(N + M), N = the queue's length (at most 5,000), M = the number of items
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,13 +30,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV < 1 or #ARGV > 1000 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 1 to 1000 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local queue = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if queue == '' then
-  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(queue))
 end
 -- End of the generated input checks.
 local MAX_LENGTH = 5000

@@ -13,9 +13,10 @@
 --- @error BAD_VALUE                   not an integer within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error NOT_INTEGER                 the field holds something that is not an integer; nothing was written
+--- @uses integer shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -64,6 +65,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -71,11 +75,11 @@ local counters = KEYS[1]
 local field = ARGV[1]
 local value = integer(ARGV[2], '-9223372036854775808', '9223372036854775807')
 if not value then
-  return redis.error_reply('BAD_VALUE value must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_VALUE must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if counters == '' then
-  return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[1] is ' .. shown(counters))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(counters))
 end
 -- End of the generated input checks.
 local old = redis.call('HGET', counters, field)

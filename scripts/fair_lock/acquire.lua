@@ -32,11 +32,11 @@
 --- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @error BAD_QUEUE               the last ticket in `queue` is no whole number from 0 to 2^53 - 2
---- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner
+--- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner safe_integer shown
 --- @clock server
 --- @complexity O(M × log N), N = the waiters, M = `limit`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and fair_lock/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -57,56 +57,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 4 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local owner = KEYS[1]
-local queue = KEYS[2]
-local places = KEYS[3]
-local fence = KEYS[4]
-local wake = KEYS[5]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
-local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
-end
-local place_lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not place_lease or place_lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_PLACE_LEASE place_lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
-end
-local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(owner, '^(.+):owner$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
-end
-if queue ~= tag_of_keys .. ':queue' then
-  return redis.error_reply(
-      'BAD_KEYS queue must be {<name>}:queue with <name> as in owner, but KEYS[2] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in owner, but KEYS[3] is ' .. shown(places))
-end
-if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in owner, but KEYS[4] is ' .. shown(fence))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[5] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and fair_lock/_shared.lua of the scripts folder).
 -- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
 -- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
 -- an entry. Reads only: call it before the first write (a key of another type is
@@ -138,9 +88,15 @@ local function ms_until(deadline, now)
   return math.min(ms, 60000)
 end
 -- Drops at most `most` members of zset `key` whose deadline is `now` or earlier (the
--- earliest first), and returns them, for the caller to drop what goes with them.
-local function drop_lapsed(key, now, most)
+-- earliest first), but `keep` when given, and returns them, for the caller to drop what
+-- goes with them.
+local function drop_lapsed(key, now, most, keep)
   local lapsed = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, most)
+  for i = #lapsed, 1, -1 do
+    if lapsed[i] == keep then
+      table.remove(lapsed, i)
+    end
+  end
   if #lapsed > 0 then
     redis.call('ZREM', key, unpack(lapsed))
   end
@@ -181,6 +137,46 @@ local function lock_owner(owner_key)
   return t, tonumber(f)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local owner = KEYS[1]
+local queue = KEYS[2]
+local places = KEYS[3]
+local fence = KEYS[4]
+local wake = KEYS[5]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+local place_lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not place_lease or place_lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_PLACE_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(owner, '^(.+):owner$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:owner, got ' .. shown(owner))
+end
+for i, each in ipairs({ ':queue', ':places', ':fence', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in owner, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- Everything read and checked before the first write (WRONGTYPE included).
 local id = wake_id(wake)
 local owner_token, owner_fence, bad_owner = lock_owner(owner)

@@ -14,9 +14,10 @@
 --- @error BAD_TTL            not whole milliseconds within its range
 --- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @uses safe_integer shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -48,6 +49,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -55,16 +59,15 @@ local lock = KEYS[1]
 local fence = KEYS[2]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(lock)
 if lock == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(lock))
 end
 if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:fence with <name> as in lock, got ' .. shown(fence))
 end
 -- End of the generated input checks.
 -- GET rather than EXISTS: a lock key of another type is WRONGTYPE, not "held".

@@ -15,8 +15,8 @@
 --- @error STALE_TOKEN                        `token` is below the highest seen; nothing was written
 --- @uses fence_check
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; fenced_write/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -37,22 +37,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 1 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local max_token = KEYS[1]
-local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not token or token > 9007199254740991 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(max_token, '^(.+):max_token$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS max_token must be {<key>}:max_token, but KEYS[1] is ' .. shown(max_token))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- fenced_write/_shared.lua of the scripts folder).
 -- The highest fencing token `max_key` has seen, 0 when none; nil and an error reply when
 -- it holds something other than a token, or a STALE_TOKEN error reply when
 -- `fencing_token` is below it. Reads only.
@@ -73,6 +57,22 @@ local function fence_check(max_key, fencing_token)
   return highest
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local max_token = KEYS[1]
+local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not token or token > 9007199254740991 then
+  return redis.error_reply('BAD_TOKEN must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(max_token, '^(.+):max_token$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<key>}:max_token, got ' .. shown(max_token))
+end
+-- End of the generated input checks.
 local highest, err = fence_check(max_token, token)
 if not highest then
   return err

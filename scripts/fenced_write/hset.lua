@@ -16,8 +16,8 @@
 --- @error STALE_TOKEN                        `token` is below the highest seen; nothing was written
 --- @uses fence_check
 --- @complexity O(N), N = the fields given
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; fenced_write/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -49,27 +49,6 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
-if #KEYS ~= 2 or #ARGV < 3 or #ARGV > 2001 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local resource = KEYS[1]
-local max_token = KEYS[2]
-local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not token or token > 9007199254740991 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_group(resource)
-if resource == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS resource must be <key>, but KEYS[1] is ' .. shown(resource))
-end
-if max_token ~= tag_of_keys .. ':max_token' then
-  return redis.error_reply(
-      'BAD_KEYS max_token must be {<key>}:max_token with <key> as in resource, but KEYS[2] is ' .. shown(max_token))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- fenced_write/_shared.lua of the scripts folder).
 -- The highest fencing token `max_key` has seen, 0 when none; nil and an error reply when
 -- it holds something other than a token, or a STALE_TOKEN error reply when
 -- `fencing_token` is below it. Reads only.
@@ -90,6 +69,27 @@ local function fence_check(max_key, fencing_token)
   return highest
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 3 or #ARGV > 2001 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local resource = KEYS[1]
+local max_token = KEYS[2]
+local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not token or token > 9007199254740991 then
+  return redis.error_reply('BAD_TOKEN must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(resource)
+if resource == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(resource))
+end
+if max_token ~= tag_of_keys .. ':max_token' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<key>}:max_token with <key> as in resource, got ' .. shown(max_token))
+end
+-- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
   return redis.error_reply('BAD_FIELDS fields must be field, value pairs; got ' .. (#ARGV - 1) .. ' arguments')
 end

@@ -13,8 +13,8 @@
 --- @uses live
 --- @clock server
 --- @complexity O(log N), N = the members
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; geo/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -37,27 +37,6 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local places = KEYS[1]
-local deadlines = KEYS[2]
-local member = ARGV[1]
-if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_group(places)
-if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
-end
-if deadlines ~= tag_of_keys .. ':deadlines' then
-  return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- geo/_shared.lua of the scripts folder).
 -- Whether `who` is pinned in `places_set` and its pin has not expired by `now`.
 local function live(places_set, deadlines_set, who, now)
   if not redis.call('ZSCORE', places_set, who) then
@@ -67,6 +46,27 @@ local function live(places_set, deadlines_set, who, now)
   return not deadline or tonumber(deadline) > now
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local places = KEYS[1]
+local deadlines = KEYS[2]
+local member = ARGV[1]
+if member == '' then
+  return redis.error_reply('BAD_MEMBER must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whatever is pinned.
 redis.call('ZCARD', places)
 redis.call('ZCARD', deadlines)

@@ -20,8 +20,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the members
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The one rule for floats: decimal digits with an optional leading '-', then an optional
 -- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
 -- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
@@ -62,6 +62,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -69,36 +72,33 @@ local places = KEYS[1]
 local deadlines = KEYS[2]
 local member = ARGV[1]
 if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
+  return redis.error_reply('BAD_MEMBER must not be empty')
 end
 local longitude = float(ARGV[2])
 if not longitude then
   return redis.error_reply(
-      'BAD_LONGITUDE longitude must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_LONGITUDE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' ..
+      shown(ARGV[2]))
 end
 local latitude = float(ARGV[3])
 if not latitude then
   return redis.error_reply(
-      'BAD_LATITUDE latitude must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[3]))
+      'BAD_LATITUDE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' ..
+      shown(ARGV[3]))
 end
-local ttl = nil
-if ARGV[4] ~= '' then
-  ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
-  end
+local ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 if longitude < -180 or longitude > 180 then

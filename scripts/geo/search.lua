@@ -17,11 +17,11 @@
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
---- @uses live nearest
+--- @uses live nearest shown
 --- @clock server
 --- @complexity O(N + log M), N = the members in the radius' bounding box, M = the members
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; geo/_shared.lua of the scripts folder).
 -- The one rule for floats: decimal digits with an optional leading '-', then an optional
 -- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
 -- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
@@ -62,37 +62,6 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
-if #KEYS ~= 2 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local places = KEYS[1]
-local deadlines = KEYS[2]
-local member = ARGV[1]
-if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
-end
-local radius = float(ARGV[2])
-if not radius then
-  return redis.error_reply(
-      'BAD_RADIUS radius must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
-end
-local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_group(places)
-if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
-end
-if deadlines ~= tag_of_keys .. ':deadlines' then
-  return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- geo/_shared.lua of the scripts folder).
 -- Whether `who` is pinned in `places_set` and its pin has not expired by `now`.
 local function live(places_set, deadlines_set, who, now)
   if not redis.call('ZSCORE', places_set, who) then
@@ -123,6 +92,36 @@ local function nearest(places_set, deadlines_set, from, km, most, now)
   return out
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local places = KEYS[1]
+local deadlines = KEYS[2]
+local member = ARGV[1]
+if member == '' then
+  return redis.error_reply('BAD_MEMBER must not be empty')
+end
+local radius = float(ARGV[2])
+if not radius then
+  return redis.error_reply(
+      'BAD_RADIUS must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
+end
+local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not limit or limit > 100 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
+end
+-- End of the generated input checks.
 if radius <= 0 or radius > 20037.5 then
   return redis.error_reply('BAD_RADIUS radius must be a number above 0 and at most 20037.5, got ' .. ARGV[2])
 end

@@ -10,8 +10,8 @@
 --- @error BAD_TOKEN              empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -23,17 +23,20 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local lock = KEYS[1]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if lock == '' then
-  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) == token then

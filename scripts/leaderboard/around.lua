@@ -20,9 +20,10 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
 --- @error BAD_BOARD           a score of the window is an infinity, which another client wrote
+--- @uses shown
 --- @complexity O(n log N), N = the items
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -45,6 +46,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -53,20 +57,19 @@ local levels = KEYS[2]
 local item = ARGV[1]
 local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not n or n > 100 then
-  return redis.error_reply('BAD_N n must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_N must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 local policy = ARGV[3]
 if policy ~= 'standard' and policy ~= 'dense' and policy ~= 'modified' and policy ~= 'ordinal' then
-  return redis.error_reply('BAD_POLICY policy must be one of standard, dense, modified, ordinal, got ' .. shown(policy))
+  return redis.error_reply('BAD_POLICY must be one of standard, dense, modified, ordinal, got ' .. shown(policy))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
 if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
 end
 if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', levels)

@@ -9,8 +9,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @uses level
 --- @complexity O(log N), N = the items
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; leaderboard/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -33,24 +33,6 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local board = KEYS[1]
-local levels = KEYS[2]
-local item = ARGV[1]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_group(board)
-if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
-end
-if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- leaderboard/_shared.lua of the scripts folder).
 -- A score as a member of `levels`: one spelling per value, whatever the server's own;
 -- 0 and -0 are one level.
 local function level(score)
@@ -60,6 +42,23 @@ local function level(score)
   return string.format('%.17g', score)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local board = KEYS[1]
+local levels = KEYS[2]
+local item = ARGV[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)

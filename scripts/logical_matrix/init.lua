@@ -22,8 +22,8 @@
 --- @error TOO_BIG                   the bitmaps hold more than 1 MiB together; write fewer per call
 --- @error EXISTS                    one of the bitmaps already exists; nothing was written
 --- @complexity O(B), B = the bytes written, at most 1 MiB
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -35,18 +35,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV < 2 or #ARGV > 513 then
   return redis.error_reply(
       'BAD_ARGS expected from 1 to 512 keys and from 2 to 513 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local bits = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not bits or bits > 8388608 then
-  return redis.error_reply('BAD_BITS bits must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_BITS must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 for i = 1, #KEYS do
   if KEYS[i] == '' then
-    return redis.error_reply('BAD_KEYS bitmaps must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -27,8 +27,8 @@
 --- @error TOO_BIG                                  the strings hold more than 1 MiB, together or one alone
 --- @error EXISTS                                   one of the strings already exists; nothing was written
 --- @complexity O(B), B = the bytes written, at most 1 MiB
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -40,6 +40,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV < 3 or #ARGV > 514 then
   return redis.error_reply(
       'BAD_ARGS expected from 1 to 512 keys and from 3 to 514 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -48,16 +51,16 @@ local cell_type = ARGV[1]
 if cell_type ~= 'i8' and cell_type ~= 'i16' and cell_type ~= 'i32' and cell_type ~= 'i64' and cell_type ~= 'u8' and
     cell_type ~= 'u16' and cell_type ~= 'u32' and cell_type ~= 'u63' then
   return redis.error_reply(
-      'BAD_CELL_TYPE cell_type must be one of i8, i16, i32, i64, u8, u16, u32, u63, got ' .. shown(cell_type))
+      'BAD_CELL_TYPE must be one of i8, i16, i32, i64, u8, u16, u32, u63, got ' .. shown(cell_type))
 end
 local cells = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not cells or cells > 8388608 then
-  return redis.error_reply('BAD_CELLS cells must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_CELLS must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 for i = 1, #KEYS do
   if KEYS[i] == '' then
-    return redis.error_reply('BAD_KEYS strings must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -18,8 +18,8 @@
 --- @error TOO_BIG                       rows × cols is more than 2,048 cells; write fewer rows per call
 --- @error EXISTS                        a row of the matrix already exists; nothing was written
 --- @complexity O(rows × cols), at most 2,048 cells
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -106,31 +106,34 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV < 1 or #ARGV > 2049 then
   return redis.error_reply(
       'BAD_ARGS expected from 1 to 512 keys and from 1 to 2049 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local cols = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not cols or cols > 2048 then
-  return redis.error_reply('BAD_COLS cols must be an integer from 1 to 2048, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_COLS must be an integer from 1 to 2048, got ' .. shown(ARGV[1]))
 end
 for i = 2, #ARGV do
   local each = integer(ARGV[i], '-9223372036854775808', '9223372036854775807')
   if not each then
     return redis.error_reply(
-        'BAD_VALUES values must be integers from -2^63 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_VALUES ARGV[' .. i .. '] must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[i]))
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
 if not rows_parts then
-  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<id>}:row:<row>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = rows_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
     return redis.error_reply(
-        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<id>}:row:<row> with <id> as in rows, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -13,9 +13,10 @@
 --- @error BAD_ARGS            not 2 keys and from 1 to 1000 arguments
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1, or would pass it
+--- @uses safe_integer shown
 --- @complexity O(M), M = the items
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -47,6 +48,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 1000 then
   return redis.error_reply('BAD_ARGS expected 2 keys and from 1 to 1000 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -55,11 +59,10 @@ local added = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(list)
 if list == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS list must be <key>, but KEYS[1] is ' .. shown(list))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(list))
 end
 if added ~= tag_of_keys .. ':added' then
-  return redis.error_reply(
-      'BAD_KEYS added must be {<key>}:added with <key> as in list, but KEYS[2] is ' .. shown(added))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:added with <key> as in list, got ' .. shown(added))
 end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)

@@ -12,10 +12,11 @@
 --- @error BAD_MAXIMUM               not an integer within its range
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count
+--- @uses safe_integer shown
 --- @default prefix RateLimiter   the keys of RateLimiter::new: RateLimiter:<uid>:<action>
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -36,17 +37,20 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local counter = KEYS[1]
 local maximum = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not maximum or maximum > 999999999999999 then
-  return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MAXIMUM must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(counter, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(counter))
 end
 -- End of the generated input checks.
 local stored = redis.call('GET', counter)

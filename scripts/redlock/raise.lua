@@ -16,9 +16,10 @@
 --- @error BAD_FLOOR not an integer within its range
 --- @error BAD_KEYS  a key not named as its template says
 --- @error BAD_FENCE                  `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @uses safe_integer shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -50,6 +51,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -57,20 +61,19 @@ local lock = KEYS[1]
 local fence = KEYS[2]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local floor = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not floor or floor > 9007199254740990 then
-  return redis.error_reply('BAD_FLOOR floor must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_FLOOR must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(lock)
 if lock == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(lock))
 end
 if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:fence with <name> as in lock, got ' .. shown(fence))
 end
 -- End of the generated input checks.
 -- The counter is read and checked first, so that a damaged one is refused whoever holds

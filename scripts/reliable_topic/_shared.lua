@@ -3,7 +3,7 @@
 --- differs from this file. Keys come in as parameters, named apart from the scripts' own
 --- locals.
 -- luacheck: ignore 211
--- luacheck: read globals safe_integer shown
+-- luacheck: read globals drop_lapsed safe_integer shown
 
 -- A subscription's position as `positions_key` holds it, "<id> <number>": the id and
 -- number of the last message it acknowledged (0-0 and the number before its first
@@ -42,19 +42,15 @@ local function last_number(seq_key)
   return handed_out
 end
 
--- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
--- that they no longer hold the stream back: how many it dropped.
-local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
-  local dropped = 0
-  for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
-    if name ~= keep then
-      redis.call('ZREM', subs_key, name)
-      redis.call('ZREM', cursors_key, name)
-      redis.call('HDEL', positions_key, name)
-      dropped = dropped + 1
-    end
+-- Drops up to 10 subscriptions whose lease ran out by `now` (but `keep`), with their
+-- cursors and positions, so that they no longer hold the stream back: how many it dropped.
+local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, now, keep)
+  local lapsed = drop_lapsed(subs_key, now, 10, keep)
+  if #lapsed > 0 then
+    redis.call('ZREM', cursors_key, unpack(lapsed))
+    redis.call('HDEL', positions_key, unpack(lapsed))
   end
-  return dropped
+  return #lapsed
 end
 
 -- Trims the stream to what the slowest subscription still needs: the messages after its

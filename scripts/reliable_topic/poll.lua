@@ -29,11 +29,11 @@
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
 --- @error BAD_STREAM     `stream` holds an entry these scripts did not write
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms safe_integer shown
 --- @clock server
 --- @complexity O(log S + count)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and reliable_topic/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -54,55 +54,25 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local stream = KEYS[1]
-local seq = KEYS[2]
-local subs = KEYS[3]
-local cursors = KEYS[4]
-local positions = KEYS[5]
-local subscription = ARGV[1]
-if #subscription < 1 or #subscription > 200 then
-  return redis.error_reply(
-      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
-end
-local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
-end
-local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not count or count > 250 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 250, got ' .. shown(ARGV[3]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(stream, '^(.+):stream$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
-end
-if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
-end
-if subs ~= tag_of_keys .. ':subs' then
-  return redis.error_reply(
-      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
-end
-if cursors ~= tag_of_keys .. ':cursors' then
-  return redis.error_reply(
-      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
-end
-if positions ~= tag_of_keys .. ':positions' then
-  return redis.error_reply(
-      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and reliable_topic/_shared.lua of the scripts folder).
 -- The server's clock in whole milliseconds.
 local function now_ms()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+-- Drops at most `most` members of zset `key` whose deadline is `now` or earlier (the
+-- earliest first), but `keep` when given, and returns them, for the caller to drop what
+-- goes with them.
+local function drop_lapsed(key, now, most, keep)
+  local lapsed = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, most)
+  for i = #lapsed, 1, -1 do
+    if lapsed[i] == keep then
+      table.remove(lapsed, i)
+    end
+  end
+  if #lapsed > 0 then
+    redis.call('ZREM', key, unpack(lapsed))
+  end
+  return lapsed
 end
 -- A subscription's position as `positions_key` holds it, "<id> <number>": the id and
 -- number of the last message it acknowledged (0-0 and the number before its first
@@ -138,19 +108,15 @@ local function last_number(seq_key)
   end
   return handed_out
 end
--- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
--- that they no longer hold the stream back: how many it dropped.
-local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
-  local dropped = 0
-  for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
-    if name ~= keep then
-      redis.call('ZREM', subs_key, name)
-      redis.call('ZREM', cursors_key, name)
-      redis.call('HDEL', positions_key, name)
-      dropped = dropped + 1
-    end
+-- Drops up to 10 subscriptions whose lease ran out by `now` (but `keep`), with their
+-- cursors and positions, so that they no longer hold the stream back: how many it dropped.
+local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, now, keep)
+  local lapsed = drop_lapsed(subs_key, now, 10, keep)
+  if #lapsed > 0 then
+    redis.call('ZREM', cursors_key, unpack(lapsed))
+    redis.call('HDEL', positions_key, unpack(lapsed))
   end
-  return dropped
+  return #lapsed
 end
 -- Trims the stream to what the slowest subscription still needs: the messages after its
 -- position (all of them, when there is no subscription), at most 1000 a call, whole
@@ -167,6 +133,41 @@ local function trim_to_slowest(stream_key, cursors_key, positions_key)
   end
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local subs = KEYS[3]
+local cursors = KEYS[4]
+local positions = KEYS[5]
+local subscription = ARGV[1]
+if #subscription < 1 or #subscription > 200 then
+  return redis.error_reply('BAD_SUBSCRIPTION must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not count or count > 250 then
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 250, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
+end
+for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 local position, err = position_of(positions, subscription)
 if err then
   return err

@@ -17,8 +17,8 @@
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @uses last_number
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; reliable_topic/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -39,27 +39,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local stream = KEYS[1]
-local seq = KEYS[2]
-local cap = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not cap or cap > 10000000 then
-  return redis.error_reply('BAD_CAP cap must be an integer from 1 to 10000000, got ' .. shown(ARGV[1]))
-end
-local payload = ARGV[2]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(stream, '^(.+):stream$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
-end
-if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- reliable_topic/_shared.lua of the scripts folder).
 -- The last message number `seq_key` holds (0 for none); nil and an error reply when it
 -- holds something else.
 local function last_number(seq_key)
@@ -71,6 +50,27 @@ local function last_number(seq_key)
   return handed_out
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local cap = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not cap or cap > 10000000 then
+  return redis.error_reply('BAD_CAP must be an integer from 1 to 10000000, got ' .. shown(ARGV[1]))
+end
+local payload = ARGV[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
+end
+if seq ~= tag_of_keys .. ':seq' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:seq with <name> as in stream, got ' .. shown(seq))
+end
+-- End of the generated input checks.
 local last, err = last_number(seq)
 if err then
   return err

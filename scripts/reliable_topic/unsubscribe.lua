@@ -16,8 +16,8 @@
 --- @error BAD_POSITIONS  not answered: a damaged position of the slowest subscription only stops the trim
 --- @uses check_kinds trim_to_slowest
 --- @complexity O(log S)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; reliable_topic/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -38,42 +38,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local stream = KEYS[1]
-local seq = KEYS[2]
-local subs = KEYS[3]
-local cursors = KEYS[4]
-local positions = KEYS[5]
-local subscription = ARGV[1]
-if #subscription < 1 or #subscription > 200 then
-  return redis.error_reply(
-      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(stream, '^(.+):stream$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
-end
-if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
-end
-if subs ~= tag_of_keys .. ':subs' then
-  return redis.error_reply(
-      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
-end
-if cursors ~= tag_of_keys .. ':cursors' then
-  return redis.error_reply(
-      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
-end
-if positions ~= tag_of_keys .. ':positions' then
-  return redis.error_reply(
-      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- reliable_topic/_shared.lua of the scripts folder).
 -- A subscription's position as `positions_key` holds it, "<id> <number>": the id and
 -- number of the last message it acknowledged (0-0 and the number before its first
 -- message when it acknowledged none). Nil when it has none; nil and an error reply when
@@ -113,6 +77,33 @@ local function trim_to_slowest(stream_key, cursors_key, positions_key)
   end
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local subs = KEYS[3]
+local cursors = KEYS[4]
+local positions = KEYS[5]
+local subscription = ARGV[1]
+if #subscription < 1 or #subscription > 200 then
+  return redis.error_reply('BAD_SUBSCRIPTION must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
+end
+for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- Every key's kind first: a key of another type fails before anything is written.
 check_kinds(stream, subs, cursors)
 redis.call('HLEN', positions)

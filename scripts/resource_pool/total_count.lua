@@ -9,8 +9,8 @@
 --- @error BAD_ARGS                not 2 keys and 0 arguments
 --- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -22,6 +22,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -30,11 +33,11 @@ local occupied = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
   return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+      'BAD_KEYS KEYS[2] must be {<name>}:occupied with <name> as in available, got ' .. shown(occupied))
 end
 -- End of the generated input checks.
 return redis.call('SCARD', available) + redis.call('SCARD', occupied)

@@ -17,8 +17,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the rows scheduled
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -30,6 +30,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 3 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 3 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -38,27 +41,25 @@ local schedule = KEYS[2]
 local copy = KEYS[3]
 local row = ARGV[1]
 if row == '' then
-  return redis.error_reply('BAD_ROW row must not be empty')
+  return redis.error_reply('BAD_ROW must not be empty')
 end
 local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not delay or delay > 999999999999999 then
-  return redis.error_reply(
-      'BAD_DELAY delay must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(delays, '^(.+):delays$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:delays, got ' .. shown(delays))
 end
 if schedule ~= tag_of_keys .. ':schedule' then
   return redis.error_reply(
-      'BAD_KEYS schedule must be {<namespace>}:schedule with <namespace> as in delays, but KEYS[2] is '
-      .. shown(schedule))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:schedule with <namespace> as in delays, got ' .. shown(schedule))
 end
 if copy ~= tag_of_keys .. ':inv:' .. row then
   return redis.error_reply(
-      'BAD_KEYS copy must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], but KEYS[3] ' ..
-      'is ' .. shown(copy))
+      'BAD_KEYS KEYS[3] must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], got ' ..
+      shown(copy))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

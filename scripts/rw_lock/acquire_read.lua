@@ -33,8 +33,8 @@
 --- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold read_count
 --- @clock server
 --- @complexity O(M × log R), R = the read holders and waiting writers, M = `limit`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and rw_lock/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -55,56 +55,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 4 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local writer = KEYS[1]
-local readers = KEYS[2]
-local read_holds = KEYS[3]
-local intents = KEYS[4]
-local wake = KEYS[5]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
-local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
-end
-local prefer_readers = ARGV[3]
-if prefer_readers ~= '1' and prefer_readers ~= '0' then
-  return redis.error_reply('BAD_PREFER_READERS prefer_readers must be 1 or 0, got ' .. shown(prefer_readers))
-end
-prefer_readers = prefer_readers == '1'
-local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(writer, '^(.+):writer$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
-end
-if readers ~= tag_of_keys .. ':readers' then
-  return redis.error_reply(
-      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
-end
-if read_holds ~= tag_of_keys .. ':read_holds' then
-  return redis.error_reply(
-      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
-end
-if intents ~= tag_of_keys .. ':intents' then
-  return redis.error_reply(
-      'BAD_KEYS intents must be {<name>}:intents with <name> as in writer, but KEYS[4] is ' .. shown(intents))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[5] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and rw_lock/_shared.lua of the scripts folder).
 -- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
 -- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
 -- an entry. Reads only: call it before the first write (a key of another type is
@@ -140,9 +90,15 @@ local function next_deadline(key, now)
   return redis.call('ZRANGE', key, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
 end
 -- Drops at most `most` members of zset `key` whose deadline is `now` or earlier (the
--- earliest first), and returns them, for the caller to drop what goes with them.
-local function drop_lapsed(key, now, most)
+-- earliest first), but `keep` when given, and returns them, for the caller to drop what
+-- goes with them.
+local function drop_lapsed(key, now, most, keep)
   local lapsed = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, most)
+  for i = #lapsed, 1, -1 do
+    if lapsed[i] == keep then
+      table.remove(lapsed, i)
+    end
+  end
   if #lapsed > 0 then
     redis.call('ZREM', key, unpack(lapsed))
   end
@@ -197,6 +153,45 @@ local function read_count(holds_key, holder)
   return tonumber(count)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local writer = KEYS[1]
+local readers = KEYS[2]
+local read_holds = KEYS[3]
+local intents = KEYS[4]
+local wake = KEYS[5]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+local prefer_readers = ARGV[3] == '1'
+if not prefer_readers and ARGV[3] ~= '0' then
+  return redis.error_reply('BAD_PREFER_READERS must be 1 or 0, got ' .. shown(ARGV[3]))
+end
+local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(writer, '^(.+):writer$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
+end
+for i, each in ipairs({ ':readers', ':read_holds', ':intents', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in writer, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- Everything read and checked before the first write (WRONGTYPE included).
 local id = wake_id(wake)
 local writer_token, _, _, bad_writer = write_hold(writer)

@@ -41,11 +41,11 @@
 --- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms wake_id wake_waiters
+--- @uses semaphore_state held_permits now_ms wake_id wake_waiters shown
 --- @clock server
 --- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -66,68 +66,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 6 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local state = KEYS[1]
-local leases = KEYS[2]
-local held = KEYS[3]
-local queue = KEYS[4]
-local places = KEYS[5]
-local wake = KEYS[6]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
-local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not n or n > 1000 then
-  return redis.error_reply('BAD_N n must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
-end
-local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
-end
-local place = nil
-if ARGV[4] ~= '' then
-  place = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not place or place > 10000000 then
-    return redis.error_reply(
-        'BAD_PLACE place must be whole milliseconds from 1 to 10000000, or empty, got ' .. shown(ARGV[4]))
-  end
-end
-local limit = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
-if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[5]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(state, '^(.+):state$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
-end
-if held ~= tag_of_keys .. ':held' then
-  return redis.error_reply(
-      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
-end
-if queue ~= tag_of_keys .. ':queue' then
-  return redis.error_reply(
-      'BAD_KEYS queue must be {<name>}:queue with <name> as in state, but KEYS[4] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[5] is ' .. shown(places))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[6] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
 -- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
 -- an entry. Reads only: call it before the first write (a key of another type is
@@ -189,6 +127,50 @@ local function held_permits(held_key, holder)
   return permits
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local leases = KEYS[2]
+local held = KEYS[3]
+local queue = KEYS[4]
+local places = KEYS[5]
+local wake = KEYS[6]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not n or n > 1000 then
+  return redis.error_reply('BAD_N must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+end
+local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+local place = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not place or place > 10000000) then
+  return redis.error_reply('BAD_PLACE must be whole milliseconds from 1 to 10000000, or empty, got ' .. shown(ARGV[4]))
+end
+local limit = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
+if not limit or limit > 100 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[5]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
+end
+for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 local id = wake_id(wake)
 local st, err = semaphore_state(state)
 if not st then

@@ -18,11 +18,11 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits first_live_waiter wake_waiters wake_one
+--- @uses semaphore_state held_permits first_live_waiter wake_waiters wake_one shown
 --- @clock server
 --- @complexity O(log N), N = the holdings and waiters
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -43,47 +43,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 6 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local state = KEYS[1]
-local leases = KEYS[2]
-local held = KEYS[3]
-local queue = KEYS[4]
-local places = KEYS[5]
-local wake = KEYS[6]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(state, '^(.+):state$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
-end
-if held ~= tag_of_keys .. ':held' then
-  return redis.error_reply(
-      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
-end
-if queue ~= tag_of_keys .. ':queue' then
-  return redis.error_reply(
-      'BAD_KEYS queue must be {<name>}:queue with <name> as in state, but KEYS[4] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[5] is ' .. shown(places))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[6] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
 -- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
 -- wake-ups: a waiter blocks at most a second before it runs its script again, which then
@@ -162,6 +121,34 @@ local function held_permits(held_key, holder)
   return permits
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local leases = KEYS[2]
+local held = KEYS[3]
+local queue = KEYS[4]
+local places = KEYS[5]
+local wake = KEYS[6]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
+end
+for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- Reads first: a key of another type fails here, and foreign data is refused, before
 -- anything is written.
 redis.call('XLEN', wake)

@@ -15,11 +15,11 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE                   `state` holds a field these scripts never write
 --- @error BAD_HELD    `held` holds a count of permits not from 1 to 1000, or more than 1,000 holdings
---- @uses semaphore_state now_ms
+--- @uses semaphore_state now_ms safe_integer shown
 --- @clock server
 --- @complexity O(N), N = the holdings, at most 1,000
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -40,33 +40,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local state = KEYS[1]
-local leases = KEYS[2]
-local held = KEYS[3]
-local places = KEYS[4]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(state, '^(.+):state$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
-end
-if held ~= tag_of_keys .. ':held' then
-  return redis.error_reply(
-      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[4] is ' .. shown(places))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- The server's clock in whole milliseconds.
 local function now_ms()
   local time = redis.call('TIME')
@@ -98,6 +71,28 @@ local function semaphore_state(state_key)
   return st
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local leases = KEYS[2]
+local held = KEYS[3]
+local places = KEYS[4]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
+end
+for i, each in ipairs({ ':leases', ':held', ':places' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 local st, err = semaphore_state(state)
 if not st then
   return err

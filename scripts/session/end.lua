@@ -15,8 +15,8 @@
 --- @uses bad_last sweep forget outlive_sessions
 --- @clock server
 --- @complexity O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; session/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -84,25 +84,6 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
-if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 100 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 1 to 100 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local sessions = KEYS[1]
-local records = KEYS[2]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(sessions, '^(.+):sessions$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
-    not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
-end
-if records ~= tag_of_keys .. ':records' then
-  return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- session/_shared.lua of the scripts folder).
 -- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
 -- (the most arguments one command is given here).
 local function forget(sessions_set, records_hash, ids)
@@ -145,6 +126,24 @@ local function bad_last(sessions_set)
   return bad_deadline(last[1], last[2])
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 100 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 1 to 100 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
 redis.call('HLEN', records)

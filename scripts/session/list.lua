@@ -12,8 +12,8 @@
 --- @uses bad_deadline
 --- @clock server
 --- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; session/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -81,19 +81,6 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
-if #KEYS ~= 1 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local sessions = KEYS[1]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(sessions, '^(.+):sessions$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
-    not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- session/_shared.lua of the scripts folder).
 -- An error reply when `deadline` (a score of the sessions set, as Redis spells it) is
 -- not whole ms, as these scripts write deadlines; nothing when it is, or when it is nil.
 local function bad_deadline(id, deadline)
@@ -103,6 +90,19 @@ local function bad_deadline(id, deadline)
   end
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
+end
+-- End of the generated input checks.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local live = redis.call('ZRANGEBYSCORE', sessions, '(' .. string.format('%d', now), '+inf',

@@ -14,8 +14,8 @@
 --- @uses sweep
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; session/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -74,29 +74,6 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
-if #KEYS ~= 2 or #ARGV < 2 or #ARGV > 101 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 2 to 101 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local sessions = KEYS[1]
-local records = KEYS[2]
-local token = ARGV[1]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(sessions, '^(.+):sessions$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
-    not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
-end
-if records ~= tag_of_keys .. ':records' then
-  return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- session/_shared.lua of the scripts folder).
 -- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
 -- (the most arguments one command is given here).
 local function forget(sessions_set, records_hash, ids)
@@ -117,6 +94,28 @@ local function sweep(sessions_set, records_hash, now)
   forget(sessions_set, records_hash, redis.call('ZRANGEBYSCORE', sessions_set, '-inf', now, 'LIMIT', 0, 1000))
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 2 or #ARGV > 101 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 2 to 101 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+local token = ARGV[1]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
 redis.call('HLEN', records)

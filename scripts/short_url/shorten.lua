@@ -20,11 +20,11 @@
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
---- @uses keep base62
+--- @uses keep base62 safe_integer shown
 --- @clock server
 --- @complexity O(log N + S), N = the links with an expiry, S = custom slugs that hold the next ids (at most 1000)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; short_url/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -45,53 +45,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local counter = KEYS[1]
-local links = KEYS[2]
-local expiries = KEYS[3]
-local limits = KEYS[4]
-local url = ARGV[1]
-if url == '' then
-  return redis.error_reply('BAD_URL url must not be empty')
-end
-local ttl = nil
-if ARGV[2] ~= '' then
-  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
-  end
-end
-local max_visits = nil
-if ARGV[3] ~= '' then
-  max_visits = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not max_visits or max_visits > 999999999999999 then
-    return redis.error_reply(
-        'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(counter, '^(.+):id_counter$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
-end
-if links ~= tag_of_keys .. ':mapping_hash' then
-  return redis.error_reply(
-      'BAD_KEYS links must be {<name>}:mapping_hash with <name> as in counter, but KEYS[2] is ' .. shown(links))
-end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in counter, but KEYS[3] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in counter, but KEYS[4] is ' .. shown(limits))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- short_url/_shared.lua of the scripts folder).
 -- A link's expiry (`now` + `life` ms) and visit limit (`most`), when it has them.
 local function keep(expiries_set, limits_hash, link, now, life, most)
   if life then
@@ -113,6 +66,42 @@ local function base62(n)
   return text
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local counter = KEYS[1]
+local links = KEYS[2]
+local expiries = KEYS[3]
+local limits = KEYS[4]
+local url = ARGV[1]
+if url == '' then
+  return redis.error_reply('BAD_URL must not be empty')
+end
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
+end
+local max_visits = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not max_visits or max_visits > 999999999999999) then
+  return redis.error_reply(
+      'BAD_MAX_VISITS must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(counter, '^(.+):id_counter$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:id_counter, got ' .. shown(counter))
+end
+for i, each in ipairs({ ':mapping_hash', ':expiries', ':limits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in counter, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', expiries)
 redis.call('HLEN', links)

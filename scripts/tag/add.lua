@@ -14,8 +14,8 @@
 --- @error BAD_TAG             a value is empty
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(M), M = the tags given
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -35,6 +35,9 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 101 or #ARGV < 2 or #ARGV > 101 then
   return redis.error_reply(
       'BAD_ARGS expected from 2 to 101 keys and from 2 to 101 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -42,11 +45,11 @@ end
 local target_tags = KEYS[1]
 local target = ARGV[1]
 if target == '' then
-  return redis.error_reply('BAD_TARGET target must not be empty')
+  return redis.error_reply('BAD_TARGET must not be empty')
 end
 for i = 2, #ARGV do
   if ARGV[i] == '' then
-    return redis.error_reply('BAD_TAG tag must not be empty, but ARGV[' .. i .. '] is')
+    return redis.error_reply('BAD_TAG ARGV[' .. i .. '] must not be empty')
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
@@ -57,14 +60,14 @@ end
 local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
-      .. shown(target_tags))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:target:<target> with <target> = ARGV[1], got ' .. shown(target_tags))
 end
 for i = 2, #KEYS do
   if KEYS[i] ~= tag_of_keys .. ':tag:' .. ARGV[i] then
     return redis.error_reply(
-        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the ' ..
-        'tag arguments, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i ..
+        '] must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the tag arguments, got ' ..
+        shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

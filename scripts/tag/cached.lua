@@ -20,8 +20,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error TOO_BROAD           a miss, and the rarest tag has more than 1,500 targets
 --- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 1,500), M = the tags
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -71,25 +71,28 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 2 to 11 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local cache = KEYS[1]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local cache_parts = key_split(cache, { '', ':cached:', '' }, true)
 if not cache_parts then
-  return redis.error_reply('BAD_KEYS cache must be {<namespace>}:cached:<tags>, but KEYS[1] is ' .. shown(cache))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:cached:<tags>, got ' .. shown(cache))
 end
 local tag_of_keys = cache_parts[1]
 for i = 2, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':tag:', '') then
     return redis.error_reply(
-        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in cache, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<namespace>}:tag:<tag> with <namespace> as in cache, got ' ..
+        shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

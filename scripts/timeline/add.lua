@@ -16,8 +16,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ENTRIES         a time without an item, or a time that is not whole ms from 0 to 10^15 - 1
 --- @complexity O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,21 +29,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV < 3 or #ARGV > 2001 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local timeline = KEYS[1]
-local max_length = nil
-if ARGV[1] ~= '' then
-  max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not max_length or max_length > 999999999999999 then
-    return redis.error_reply(
-        'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
-  end
+local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not max_length or max_length > 999999999999999) then
+  return redis.error_reply(
+      'BAD_MAX_LENGTH must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if timeline == '' then
-  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(timeline))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then

@@ -15,8 +15,8 @@
 --- @error BAD_KEYS       a key not named as its template says
 --- @error TOO_BIG        both sets hold more than 10,000 members
 --- @complexity O(min(|x|, |y|)), at most 10,000
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -28,6 +28,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -35,10 +38,10 @@ local x = KEYS[1]
 local y = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if x == '' then
-  return redis.error_reply('BAD_KEYS x must be <x>, but KEYS[1] is ' .. shown(x))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <x>, got ' .. shown(x))
 end
 if y == '' then
-  return redis.error_reply('BAD_KEYS y must be <y>, but KEYS[2] is ' .. shown(y))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be <y>, got ' .. shown(y))
 end
 -- End of the generated input checks.
 local MAX_MEMBERS = 10000

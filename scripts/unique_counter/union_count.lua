@@ -16,8 +16,8 @@
 --- @error SCRATCH_IN_USE            `scratch` exists; pick a key that holds nothing
 --- @error TOO_BIG                   the sets hold more than 10,000 members together
 --- @complexity O(N), N = the members of all the sets, at most 10,000
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,6 +29,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 1001 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 2 to 1001 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -36,11 +39,11 @@ local scratch = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(scratch, '^(.+):union_scratch$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS scratch must be {<key>}:union_scratch, but KEYS[1] is ' .. shown(scratch))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<key>}:union_scratch, got ' .. shown(scratch))
 end
 for i = 2, #KEYS do
   if KEYS[i] == '' then
-    return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -18,10 +18,11 @@
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_COUNTS          `counts` holds a login count of the user that is no count; nothing was written
+--- @uses safe_integer shown
 --- @clock server
 --- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -42,6 +43,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -51,27 +55,23 @@ local last = KEYS[3]
 local recent = KEYS[4]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(ids, '^(.+):ids$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids, but KEYS[1] is ' .. shown(ids))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:ids, got ' .. shown(ids))
 end
-if counts ~= tag_of_keys .. ':counts' then
-  return redis.error_reply(
-      'BAD_KEYS counts must be {<name>}:counts with <name> as in ids, but KEYS[2] is ' .. shown(counts))
-end
-if last ~= tag_of_keys .. ':last' then
-  return redis.error_reply('BAD_KEYS last must be {<name>}:last with <name> as in ids, but KEYS[3] is ' .. shown(last))
-end
-if recent ~= tag_of_keys .. ':recent' then
-  return redis.error_reply(
-      'BAD_KEYS recent must be {<name>}:recent with <name> as in ids, but KEYS[4] is ' .. shown(recent))
+for i, each in ipairs({ ':counts', ':last', ':recent' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in ids, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`ids` is read first).

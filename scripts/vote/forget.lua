@@ -13,8 +13,8 @@
 --- @error BAD_SUBJECT         empty
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log S), S = the subjects ranked (the vote sets are freed in the background)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -34,6 +34,9 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 5 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -44,30 +47,25 @@ local hot_rank = KEYS[4]
 local best_rank = KEYS[5]
 local subject = ARGV[1]
 if subject == '' then
-  return redis.error_reply('BAD_SUBJECT subject must not be empty')
+  return redis.error_reply('BAD_SUBJECT must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:up:<subject> with <subject> = ARGV[1], got ' .. shown(up))
 end
 if down ~= tag_of_keys .. ':down:' .. subject then
   return redis.error_reply(
-      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
-      'KEYS[2] is ' .. shown(down))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], got ' ..
+      shown(down))
 end
-if posted ~= tag_of_keys .. ':posted' then
-  return redis.error_reply(
-      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
-end
-if hot_rank ~= tag_of_keys .. ':hot' then
-  return redis.error_reply(
-      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
-end
-if best_rank ~= tag_of_keys .. ':best' then
-  return redis.error_reply(
-      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
+for i, each in ipairs({ ':posted', ':hot', ':best' }) do
+  if KEYS[i + 2] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 2 .. '] must be {<namespace>}' .. each .. ' with <namespace> as in up, got ' ..
+        shown(KEYS[i + 2]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

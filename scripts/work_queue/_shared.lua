@@ -276,6 +276,15 @@ local function drop_results(results_hash, kept_set, at, budget)
   end
 end
 
+-- An error reply when `value`, the result of job `job_id`, is longer than the `most`
+-- bytes the queue keeps (its `result_max`); nil when it fits. Checked before any write.
+local function result_too_big(job_id, value, most)
+  if #value > most then
+    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(job_id) .. ' is ' .. #value
+      .. ' bytes, more than the ' .. most .. ' the queue keeps')
+  end
+end
+
 -- Keeps `value`, the result of job `job_id`, until `at` + `ttl` (ms, server clock): the
 -- value in `results_hash`, its expiry in `kept_set`; then drops up to two results whose
 -- time has passed, so the results kept shrink as fast as they grow. The caller checked

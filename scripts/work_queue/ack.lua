@@ -32,11 +32,11 @@
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
 --- @error RESULT_TOO_BIG         `result` is longer than the queue's `result_max`; nothing was written
 --- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
---- @uses emit keep_result parent_of child_ended
+--- @uses emit keep_result parent_of child_ended result_too_big
 --- @clock server
 --- @complexity O(log N), N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -57,67 +57,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 9 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local waiting = KEYS[1]
-local leased = KEYS[2]
-local parked = KEYS[3]
-local jobs = KEYS[4]
-local groups = KEYS[5]
-local signal = KEYS[6]
-local events = KEYS[7]
-local results = KEYS[8]
-local kept = KEYS[9]
-local id = ARGV[1]
-if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
-end
-local token = ARGV[2]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
-end
-local result = ARGV[3]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(waiting, '^(.+):waiting$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[2] is ' .. shown(leased))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[5] is ' .. shown(groups))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[6] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[7] is ' .. shown(events))
-end
-if results ~= tag_of_keys .. ':results' then
-  return redis.error_reply(
-      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[8] is ' .. shown(results))
-end
-if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[9] is ' .. shown(kept))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -328,6 +267,14 @@ local function drop_results(results_hash, kept_set, at, budget)
     redis.call('HDEL', results_hash, unpack(gone))
   end
 end
+-- An error reply when `value`, the result of job `job_id`, is longer than the `most`
+-- bytes the queue keeps (its `result_max`); nil when it fits. Checked before any write.
+local function result_too_big(job_id, value, most)
+  if #value > most then
+    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(job_id) .. ' is ' .. #value
+      .. ' bytes, more than the ' .. most .. ' the queue keeps')
+  end
+end
 -- Keeps `value`, the result of job `job_id`, until `at` + `ttl` (ms, server clock): the
 -- value in `results_hash`, its expiry in `kept_set`; then drops up to two results whose
 -- time has passed, so the results kept shrink as fast as they grow. The caller checked
@@ -394,6 +341,42 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   return 'waiting'
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 9 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local leased = KEYS[2]
+local parked = KEYS[3]
+local jobs = KEYS[4]
+local groups = KEYS[5]
+local signal = KEYS[6]
+local events = KEYS[7]
+local results = KEYS[8]
+local kept = KEYS[9]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID must not be empty')
+end
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN must not be empty')
+end
+local result = ARGV[3]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
+end
+for i, each in ipairs({ ':leased', ':parked', ':jobs', ':groups', ':signal', ':events', ':results', ':kept' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, leased, parked, signal }) do
   redis.call('ZCARD', zset)
@@ -429,9 +412,9 @@ if bad then
   return bad
 end
 if result ~= '' then
-  if #result > settings.result_max then
-    return redis.error_reply('RESULT_TOO_BIG the result is ' .. #result .. ' bytes, more than the '
-      .. settings.result_max .. ' the queue keeps')
+  local too_big = result_too_big(id, result, settings.result_max)
+  if too_big then
+    return too_big
   end
   redis.call('HLEN', results)
   redis.call('ZCARD', kept)

@@ -66,10 +66,10 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
---- @uses settings_of parked_prefix parse_parked wake_workers
+--- @uses settings_of parked_prefix parse_parked wake_workers shown
 --- @complexity O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -81,146 +81,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 13 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local parked = KEYS[1]
-local jobs = KEYS[2]
-local wake = KEYS[3]
-local signal = KEYS[4]
-local events = KEYS[5]
-local group_concurrency = nil
-if ARGV[1] ~= '' then
-  group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
-  if not group_concurrency or group_concurrency > 1000000 then
-    return redis.error_reply(
-        'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, or empty, got '
-        .. shown(ARGV[1]))
-  end
-end
-local group_rate = nil
-if ARGV[2] ~= '' then
-  group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
-  if not group_rate or group_rate > 1000 then
-    return redis.error_reply(
-        'BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[2]))
-  end
-end
-local group_period = nil
-if ARGV[3] ~= '' then
-  group_period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not group_period or group_period > 10000000000 then
-    return redis.error_reply(
-        'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, or empty, got '
-        .. shown(ARGV[3]))
-  end
-end
-local queue_concurrency = nil
-if ARGV[4] ~= '' then
-  queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
-  if not queue_concurrency or queue_concurrency > 1000000 then
-    return redis.error_reply(
-        'BAD_QUEUE_CONCURRENCY queue_concurrency must be an integer from 0 to 1000000, or empty, got '
-        .. shown(ARGV[4]))
-  end
-end
-local queue_rate = nil
-if ARGV[5] ~= '' then
-  queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
-  if not queue_rate or queue_rate > 1000 then
-    return redis.error_reply(
-        'BAD_QUEUE_RATE queue_rate must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[5]))
-  end
-end
-local queue_period = nil
-if ARGV[6] ~= '' then
-  queue_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
-  if not queue_period or queue_period > 10000000000 then
-    return redis.error_reply(
-        'BAD_QUEUE_PERIOD queue_period must be whole milliseconds from 1 to 10000000000, or empty, got '
-        .. shown(ARGV[6]))
-  end
-end
-local dead_max = nil
-if ARGV[7] ~= '' then
-  dead_max = tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
-  if not dead_max or dead_max > 10000000 then
-    return redis.error_reply(
-        'BAD_DEAD_MAX dead_max must be an integer from 1 to 10000000, or empty, got ' .. shown(ARGV[7]))
-  end
-end
-local dead_age = nil
-if ARGV[8] ~= '' then
-  dead_age = tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
-  if not dead_age or dead_age > 1000000000000 then
-    return redis.error_reply(
-        'BAD_DEAD_AGE dead_age must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[8]))
-  end
-end
-local metrics_minutes = nil
-if ARGV[9] ~= '' then
-  metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
-  if not metrics_minutes or metrics_minutes > 1440 then
-    return redis.error_reply(
-        'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 1440, or empty, got ' .. shown(ARGV[9]))
-  end
-end
-local events_max = nil
-if ARGV[10] ~= '' then
-  events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
-  if not events_max or events_max > 100000 then
-    return redis.error_reply(
-        'BAD_EVENTS_MAX events_max must be an integer from 0 to 100000, or empty, got ' .. shown(ARGV[10]))
-  end
-end
-local result_ttl = nil
-if ARGV[11] ~= '' then
-  result_ttl = tonumber(string.match(ARGV[11], '^[1-9]%d*$'))
-  if not result_ttl or result_ttl > 2592000000 then
-    return redis.error_reply(
-        'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, or empty, got ' .. shown(ARGV[11]))
-  end
-end
-local result_max = nil
-if ARGV[12] ~= '' then
-  result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
-  if not result_max or result_max > 16384 then
-    return redis.error_reply(
-        'BAD_RESULT_MAX result_max must be an integer from 1 to 16384, or empty, got ' .. shown(ARGV[12]))
-  end
-end
-local group_turns = nil
-if ARGV[13] ~= '' then
-  group_turns = tonumber(string.match(ARGV[13], '^[1-9]%d*$') or string.match(ARGV[13], '^0$'))
-  if not group_turns or group_turns > 1 then
-    return redis.error_reply(
-        'BAD_GROUP_TURNS group_turns must be an integer from 0 to 1, or empty, got ' .. shown(ARGV[13]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(parked, '^(.+):parked$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS parked must be {<name>}:parked, but KEYS[1] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in parked, but KEYS[2] is ' .. shown(jobs))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in parked, but KEYS[3] is ' .. shown(wake))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in parked, but KEYS[4] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in parked, but KEYS[5] is ' .. shown(events))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -283,6 +143,87 @@ local function settings_of(stored)
   }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 13 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local parked = KEYS[1]
+local jobs = KEYS[2]
+local wake = KEYS[3]
+local signal = KEYS[4]
+local events = KEYS[5]
+local group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if ARGV[1] ~= '' and (not group_concurrency or group_concurrency > 1000000) then
+  return redis.error_reply(
+      'BAD_GROUP_CONCURRENCY must be an integer from 0 to 1000000, or empty, got ' .. shown(ARGV[1]))
+end
+local group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if ARGV[2] ~= '' and (not group_rate or group_rate > 1000) then
+  return redis.error_reply('BAD_GROUP_RATE must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[2]))
+end
+local group_period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not group_period or group_period > 10000000000) then
+  return redis.error_reply(
+      'BAD_GROUP_PERIOD must be whole milliseconds from 1 to 10000000000, or empty, got ' .. shown(ARGV[3]))
+end
+local queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+if ARGV[4] ~= '' and (not queue_concurrency or queue_concurrency > 1000000) then
+  return redis.error_reply(
+      'BAD_QUEUE_CONCURRENCY must be an integer from 0 to 1000000, or empty, got ' .. shown(ARGV[4]))
+end
+local queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
+if ARGV[5] ~= '' and (not queue_rate or queue_rate > 1000) then
+  return redis.error_reply('BAD_QUEUE_RATE must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[5]))
+end
+local queue_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+if ARGV[6] ~= '' and (not queue_period or queue_period > 10000000000) then
+  return redis.error_reply(
+      'BAD_QUEUE_PERIOD must be whole milliseconds from 1 to 10000000000, or empty, got ' .. shown(ARGV[6]))
+end
+local dead_max = tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
+if ARGV[7] ~= '' and (not dead_max or dead_max > 10000000) then
+  return redis.error_reply('BAD_DEAD_MAX must be an integer from 1 to 10000000, or empty, got ' .. shown(ARGV[7]))
+end
+local dead_age = tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
+if ARGV[8] ~= '' and (not dead_age or dead_age > 1000000000000) then
+  return redis.error_reply(
+      'BAD_DEAD_AGE must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[8]))
+end
+local metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
+if ARGV[9] ~= '' and (not metrics_minutes or metrics_minutes > 1440) then
+  return redis.error_reply('BAD_METRICS_MINUTES must be an integer from 0 to 1440, or empty, got ' .. shown(ARGV[9]))
+end
+local events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+if ARGV[10] ~= '' and (not events_max or events_max > 100000) then
+  return redis.error_reply('BAD_EVENTS_MAX must be an integer from 0 to 100000, or empty, got ' .. shown(ARGV[10]))
+end
+local result_ttl = tonumber(string.match(ARGV[11], '^[1-9]%d*$'))
+if ARGV[11] ~= '' and (not result_ttl or result_ttl > 2592000000) then
+  return redis.error_reply(
+      'BAD_RESULT_TTL must be whole milliseconds from 1 to 2592000000, or empty, got ' .. shown(ARGV[11]))
+end
+local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
+if ARGV[12] ~= '' and (not result_max or result_max > 16384) then
+  return redis.error_reply('BAD_RESULT_MAX must be an integer from 1 to 16384, or empty, got ' .. shown(ARGV[12]))
+end
+local group_turns = tonumber(string.match(ARGV[13], '^[1-9]%d*$') or string.match(ARGV[13], '^0$'))
+if ARGV[13] ~= '' and (not group_turns or group_turns > 1) then
+  return redis.error_reply('BAD_GROUP_TURNS must be an integer from 0 to 1, or empty, got ' .. shown(ARGV[13]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(parked, '^(.+):parked$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:parked, got ' .. shown(parked))
+end
+for i, each in ipairs({ ':jobs', ':wake', ':signal', ':events' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in parked, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ parked, wake, signal }) do
   redis.call('ZCARD', zset)

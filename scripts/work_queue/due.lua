@@ -23,11 +23,11 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of a due schedule that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time that these scripts do not write
---- @uses schedule_of run_of
+--- @uses schedule_of run_of safe_integer shown
 --- @clock server
 --- @complexity O(log S + M), S = the schedules, M = `limit`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -48,33 +48,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local schedules = KEYS[1]
-local due = KEYS[2]
-local schedules_wake = KEYS[3]
-local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(schedules, '^(.+):schedules$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
-end
-if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
-end
-if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
-  return redis.error_reply(
-      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
-      .. shown(schedules_wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
 -- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
 -- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
@@ -119,6 +92,31 @@ local function run_of(due_set, name, config)
   return found_run or nil
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local schedules_wake = KEYS[3]
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 100 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
+end
+if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[3] must be {<name>}:schedules_wake with <name> as in schedules, got ' .. shown(schedules_wake))
+end
+-- End of the generated input checks.
 -- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
 redis.call('HLEN', schedules)
 local last_wake = redis.call('XREVRANGE', schedules_wake, '+', '-', 'COUNT', 1)[1]

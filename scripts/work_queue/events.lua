@@ -23,9 +23,10 @@
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_EVENTS             `events` holds an entry these scripts did not write
+--- @uses safe_integer shown
 --- @complexity O(log N + C), N = the entries, C = `count`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -46,22 +47,25 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local events = KEYS[1]
 local after = ARGV[1]
 if #after < 3 or #after > 33 then
-  return redis.error_reply('BAD_AFTER after must be from 3 to 33 bytes long, got ' .. #after .. ' bytes')
+  return redis.error_reply('BAD_AFTER must be from 3 to 33 bytes long, got ' .. #after .. ' bytes')
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_COUNT must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(events, '^(.+):events$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS events must be {<name>}:events, but KEYS[1] is ' .. shown(events))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:events, got ' .. shown(events))
 end
 -- End of the generated input checks.
 local after_ms, after_seq = string.match(after, '^(%d+)%-(%d+)$')

@@ -21,9 +21,10 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
 --- @error BAD_TIME               the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)
+--- @uses safe_integer shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -44,6 +45,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -53,24 +57,19 @@ local dead = KEYS[3]
 local jobs = KEYS[4]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(delayed, '^(.+):delayed$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS delayed must be {<name>}:delayed, but KEYS[1] is ' .. shown(delayed))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:delayed, got ' .. shown(delayed))
 end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in delayed, but KEYS[2] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in delayed, but KEYS[3] is ' .. shown(dead))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in delayed, but KEYS[4] is ' .. shown(jobs))
+for i, each in ipairs({ ':leased', ':dead', ':jobs' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in delayed, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.

@@ -19,8 +19,8 @@
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @uses held_group settings_of emit
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -32,35 +32,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local jobs = KEYS[1]
-local events = KEYS[2]
-local id = ARGV[1]
-if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
-end
-local token = ARGV[2]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
-end
-local progress = ARGV[3]
-if #progress < 1 or #progress > 4096 then
-  return redis.error_reply('BAD_PROGRESS progress must be from 1 to 4096 bytes long, got ' .. #progress .. ' bytes')
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(jobs, '^(.+):jobs$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in jobs, but KEYS[2] is ' .. shown(events))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
 -- queue's stored settings (#settings, read in the same call: see settings_of), and the
 -- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
@@ -130,6 +101,34 @@ local function emit(events_stream, cap, kind, job_id, detail_name, detail)
   return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local jobs = KEYS[1]
+local events = KEYS[2]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID must not be empty')
+end
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN must not be empty')
+end
+local progress = ARGV[3]
+if #progress < 1 or #progress > 4096 then
+  return redis.error_reply('BAD_PROGRESS must be from 1 to 4096 bytes long, got ' .. #progress .. ' bytes')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(jobs, '^(.+):jobs$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:events with <name> as in jobs, got ' .. shown(events))
+end
+-- End of the generated input checks.
 local _, bad, stored_settings = held_group(jobs, id, token)
 if bad then
   return bad

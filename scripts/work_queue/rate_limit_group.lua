@@ -25,11 +25,11 @@
 --- @error NO_GROUP               the job has no group: nack it instead
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @error BAD_GROUPS             `groups` holds a count or time these scripts do not write; nothing was written
---- @uses held_group running_of parked_member
+--- @uses held_group running_of parked_member safe_integer shown
 --- @clock server
 --- @complexity O(log N), N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -50,55 +50,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 6 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local leased = KEYS[1]
-local parked = KEYS[2]
-local jobs = KEYS[3]
-local groups = KEYS[4]
-local wake = KEYS[5]
-local idle = KEYS[6]
-local id = ARGV[1]
-if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
-end
-local token = ARGV[2]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
-end
-local hold = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not hold or hold > 10000000000 then
-  return redis.error_reply('BAD_HOLD hold must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(leased, '^(.+):leased$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS leased must be {<name>}:leased, but KEYS[1] is ' .. shown(leased))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in leased, but KEYS[2] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in leased, but KEYS[3] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in leased, but KEYS[4] is ' .. shown(groups))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in leased, but KEYS[5] is ' .. shown(wake))
-end
-if idle ~= tag_of_keys .. ':idle' then
-  return redis.error_reply(
-      'BAD_KEYS idle must be {<name>}:idle with <name> as in leased, but KEYS[6] is ' .. shown(idle))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -133,6 +84,42 @@ local function held_group(jobs_hash, job_id, job_token)
   return group, nil, stored, link
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local leased = KEYS[1]
+local parked = KEYS[2]
+local jobs = KEYS[3]
+local groups = KEYS[4]
+local wake = KEYS[5]
+local idle = KEYS[6]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID must not be empty')
+end
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN must not be empty')
+end
+local hold = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not hold or hold > 10000000000 then
+  return redis.error_reply('BAD_HOLD must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(leased, '^(.+):leased$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:leased, got ' .. shown(leased))
+end
+for i, each in ipairs({ ':parked', ':jobs', ':groups', ':wake', ':idle' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in leased, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ leased, parked, wake, idle }) do
   redis.call('ZCARD', zset)

@@ -16,8 +16,8 @@
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
 --- @uses schedule_of run_of schedule_row
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -38,27 +38,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local schedules = KEYS[1]
-local due = KEYS[2]
-local schedule = ARGV[1]
-if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(schedules, '^(.+):schedules$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
-end
-if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
 -- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
 -- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
@@ -108,6 +87,26 @@ local function schedule_row(name, config, run)
     config.group ~= '' and config.group or false, config.payload }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local schedule = ARGV[1]
+if schedule == '' then
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
+end
+-- End of the generated input checks.
 local config, bad = schedule_of(schedules, schedule)
 if config == nil then
   return bad

@@ -15,10 +15,10 @@
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses parked_member
+--- @uses parked_member safe_integer shown
 --- @complexity O(log N), N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -39,36 +39,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local waiting = KEYS[1]
-local parked = KEYS[2]
-local jobs = KEYS[3]
-local id = ARGV[1]
-if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
-end
-local priority = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
-if not priority or priority > 255 then
-  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[2]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(waiting, '^(.+):waiting$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[2] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -79,6 +49,34 @@ local function parked_member(of_group, rank, job_id)
   return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local parked = KEYS[2]
+local jobs = KEYS[3]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID must not be empty')
+end
+local priority = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not priority or priority > 255 then
+  return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:parked with <name> as in waiting, got ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:jobs with <name> as in waiting, got ' .. shown(jobs))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local state, rank, group = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id, 'g:' .. id))
 for _, zset in ipairs({ waiting, parked }) do

@@ -44,11 +44,11 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
---- @uses schedule_of run_of wake_waiters
+--- @uses schedule_of run_of wake_waiters shown
 --- @clock server
 --- @complexity O(log S), S = the schedules
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -69,77 +69,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 11 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local schedules = KEYS[1]
-local due = KEYS[2]
-local schedules_wake = KEYS[3]
-local schedule = ARGV[1]
-if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
-end
-local every = nil
-if ARGV[2] ~= '' then
-  every = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not every or every > 1000000000000 then
-    return redis.error_reply(
-        'BAD_EVERY every must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[2]))
-  end
-end
-local offset = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
-if not offset or offset > 1000000000000 then
-  return redis.error_reply(
-      'BAD_OFFSET offset must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
-end
-local cron = ARGV[4]
-if #cron < 0 or #cron > 200 then
-  return redis.error_reply('BAD_CRON cron must be from 0 to 200 bytes long, got ' .. #cron .. ' bytes')
-end
-local tz = ARGV[5]
-if #tz < 0 or #tz > 64 then
-  return redis.error_reply('BAD_TZ tz must be from 0 to 64 bytes long, got ' .. #tz .. ' bytes')
-end
-local catch_up = tonumber(string.match(ARGV[6], '^[1-9]%d*$') or string.match(ARGV[6], '^0$'))
-if not catch_up or catch_up > 100 then
-  return redis.error_reply('BAD_CATCH_UP catch_up must be an integer from 0 to 100, got ' .. shown(ARGV[6]))
-end
-local priority = tonumber(string.match(ARGV[7], '^[1-9]%d*$') or string.match(ARGV[7], '^0$'))
-if not priority or priority > 255 then
-  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[7]))
-end
-local group = ARGV[8]
-local payload = ARGV[9]
-local first = nil
-if ARGV[10] ~= '' then
-  first = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
-  if not first or first > 1000000000000000 then
-    return redis.error_reply(
-        'BAD_FIRST first must be an integer from 0 to 1000000000000000, or empty, got ' .. shown(ARGV[10]))
-  end
-end
-local keep = ARGV[11]
-if keep ~= '1' and keep ~= '0' then
-  return redis.error_reply('BAD_KEEP keep must be 1 or 0, got ' .. shown(keep))
-end
-keep = keep == '1'
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(schedules, '^(.+):schedules$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
-end
-if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
-end
-if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
-  return redis.error_reply(
-      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
-      .. shown(schedules_wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and work_queue/_shared.lua of the scripts folder).
 -- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
 -- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
 -- wake-ups: a waiter blocks at most a second before it runs its script again, which then
@@ -192,6 +121,66 @@ local function run_of(due_set, name, config)
   return found_run or nil
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 11 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local schedules_wake = KEYS[3]
+local schedule = ARGV[1]
+if schedule == '' then
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
+end
+local every = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not every or every > 1000000000000) then
+  return redis.error_reply(
+      'BAD_EVERY must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[2]))
+end
+local offset = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not offset or offset > 1000000000000 then
+  return redis.error_reply('BAD_OFFSET must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
+end
+local cron = ARGV[4]
+if #cron < 0 or #cron > 200 then
+  return redis.error_reply('BAD_CRON must be from 0 to 200 bytes long, got ' .. #cron .. ' bytes')
+end
+local tz = ARGV[5]
+if #tz < 0 or #tz > 64 then
+  return redis.error_reply('BAD_TZ must be from 0 to 64 bytes long, got ' .. #tz .. ' bytes')
+end
+local catch_up = tonumber(string.match(ARGV[6], '^[1-9]%d*$') or string.match(ARGV[6], '^0$'))
+if not catch_up or catch_up > 100 then
+  return redis.error_reply('BAD_CATCH_UP must be an integer from 0 to 100, got ' .. shown(ARGV[6]))
+end
+local priority = tonumber(string.match(ARGV[7], '^[1-9]%d*$') or string.match(ARGV[7], '^0$'))
+if not priority or priority > 255 then
+  return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[7]))
+end
+local group = ARGV[8]
+local payload = ARGV[9]
+local first = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+if ARGV[10] ~= '' and (not first or first > 1000000000000000) then
+  return redis.error_reply('BAD_FIRST must be an integer from 0 to 1000000000000000, or empty, got ' .. shown(ARGV[10]))
+end
+local keep = ARGV[11] == '1'
+if not keep and ARGV[11] ~= '0' then
+  return redis.error_reply('BAD_KEEP must be 1 or 0, got ' .. shown(ARGV[11]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
+end
+if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[3] must be {<name>}:schedules_wake with <name> as in schedules, got ' .. shown(schedules_wake))
+end
+-- End of the generated input checks.
 
 -- The timing's own checks, which the header cannot state: one of `every` and `cron`.
 local timing

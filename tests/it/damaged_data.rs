@@ -50,11 +50,15 @@ fn plausible_names(con: &mut redis::Connection, script: &Script, args: &[String]
             .unwrap();
         values.insert(sha1);
     }
-    let body = script
+    // The script without its input checks: its own code and the helpers pasted before them.
+    let (before, after) = script
         .source
-        .split("-- End of the generated input checks.")
-        .last()
-        .unwrap_or(script.source);
+        .split_once("-- Input checks, generated")
+        .unwrap_or((script.source, ""));
+    let after = after
+        .split_once("-- End of the generated input checks.")
+        .map_or(after, |(_, rest)| rest);
+    let body = format!("{before}{after}");
     let mut literals = BTreeSet::new();
     // Line by line, comments left out (their apostrophes are no quotes).
     let code = body

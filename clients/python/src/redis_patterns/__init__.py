@@ -19,6 +19,10 @@ sends several calls in one round trip, and `wait` runs a coordination primitive'
 until it is granted, blocking on its wake stream in between. A script's declared error
 is raised as `ScriptError` (with ``.code``, ``.script`` and ``.message``); the same
 code, caught before anything was sent, as `InvalidInput`, a `ScriptError` too.
+
+The loops some patterns run on the client, sync and asyncio, are here too: the work
+queue's `Worker` and `Scheduler`, `wait_for_job` (and an `Events` reader), and Redlock
+across independent servers, `QuorumLock`.
 """
 
 from ._batch import Batch, Slot, pipeline, pipeline_async, transaction, transaction_async
@@ -36,31 +40,69 @@ from ._runtime import (
     integer_from_text,
 )
 from ._wait import MAX_BLOCK_MS, Wake, wait, wait_async
+from ._machine import is_transient
+from ._worker import (
+    MAX_CONCURRENCY,
+    MAX_TAKE,
+    Backoff,
+    EvictingServer,
+    Job,
+    JobError,
+    MemoryPolicy,
+    RateLimitGroup,
+    Unrecoverable,
+    Worker,
+    WorkReport,
+)
+from ._scheduler import ScheduleReport, Scheduler
+from ._events import Event, Events, JobEnd, wait_for_job, wait_for_job_async
+from ._redlock import Held, QuorumLock
 
 __version__ = _generated.VERSION
 
 __all__ = [
     "MAX_BLOCK_MS",
+    "MAX_CONCURRENCY",
+    "MAX_TAKE",
     "NOSCRIPT_ATTEMPTS",
+    "Backoff",
     "Batch",
     "Call",
+    "Event",
+    "Events",
+    "EvictingServer",
     "Form",
+    "Held",
     "InvalidInput",
+    "Job",
+    "JobEnd",
+    "JobError",
+    "MemoryPolicy",
     "Param",
+    "QuorumLock",
+    "RateLimitGroup",
     "RanOutsideTransaction",
+    "ScheduleReport",
+    "Scheduler",
     "Script",
     "ScriptError",
     "Slot",
     "UnexpectedReply",
+    "Unrecoverable",
     "Wake",
+    "WorkReport",
+    "Worker",
     "float_from_text",
     "functions_library",
     "integer_from_text",
+    "is_transient",
     "pipeline",
     "pipeline_async",
     "transaction",
     "transaction_async",
     "wait",
     "wait_async",
+    "wait_for_job",
+    "wait_for_job_async",
 ]
 __all__ += _generated.__all__

@@ -24,7 +24,6 @@ local function decimal_less(a, b)
   end
   return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
 end
-
 -- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
 -- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
 local function integer(s, min, max)
@@ -42,7 +41,6 @@ local function integer(s, min, max)
   end
   return s
 end
-
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -52,7 +50,6 @@ local function safe_integer(s, min, max)
     return n
   end
 end
-
 -- The one rule for floats: decimal digits with an optional leading '-', then an optional
 -- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
 -- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
@@ -71,7 +68,6 @@ local function float(s)
   end
   return n
 end
-
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -83,7 +79,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-
 -- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
 -- hash tag (a `{`, then the first `}` after it, with at least one byte between), else `s` in
 -- braces; nil for an empty value, or one with a `}` but no hash tag.
@@ -95,7 +90,6 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
-
 -- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
 -- then `tail`; else nil.
 local function key_cut(s, head, tail)
@@ -104,7 +98,6 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
-
 -- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
 -- at least one byte and as short as it can be, a first value that is a hash tag group
 -- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
@@ -135,7 +128,6 @@ local function key_split(s, texts, group)
   end
   return values
 end
-
 -- Whether group content `c` is made of values as `texts` says (see key_split), with its hash
 -- tag, when it holds one, inside one value: read with the tag as one byte that no text
 -- holds, as a tag across two values would hash by text that neither holds.
@@ -147,7 +139,6 @@ local function key_content_fits(c, texts)
   end
   return key_split(c, texts) ~= nil
 end
-
 -- Whether hash tag group `g` is made of values as `texts` says (see key_content_fits): the
 -- text between its braces, or `g` itself when it holds a hash tag.
 local function key_group_fits(g, texts)
@@ -242,9 +233,15 @@ local function next_deadline(key, now)
   return redis.call('ZRANGE', key, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
 end
 -- Drops at most `most` members of zset `key` whose deadline is `now` or earlier (the
--- earliest first), and returns them, for the caller to drop what goes with them.
-local function drop_lapsed(key, now, most)
+-- earliest first), but `keep` when given, and returns them, for the caller to drop what
+-- goes with them.
+local function drop_lapsed(key, now, most, keep)
   local lapsed = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, most)
+  for i = #lapsed, 1, -1 do
+    if lapsed[i] == keep then
+      table.remove(lapsed, i)
+    end
+  end
   if #lapsed > 0 then
     redis.call('ZREM', key, unpack(lapsed))
   end
@@ -303,7 +300,7 @@ redis.register_function{
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @error BAD_COMMON          `common` holds a count for the message that is no count; nothing was written
---- @uses held_hour rotate_hour
+--- @uses held_hour rotate_hour safe_integer shown
 --- @clock server
 --- @complexity O(log N), N = the distinct messages this hour
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -319,33 +316,24 @@ local recent = KEYS[5]
 local message = ARGV[1]
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(common, '^common:(.+)$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS common must be common:{<name>:<severity>}, but KEYS[1] is ' .. shown(common))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be common:{<name>:<severity>}, got ' .. shown(common))
 end
-if start ~= 'common:' .. tag_of_keys .. ':start' then
-  return redis.error_reply(
-      'BAD_KEYS start must be common:{<name>:<severity>}:start with the hash tag as in common, but KEYS[2] is '
-      .. shown(start))
-end
-if last ~= 'common:' .. tag_of_keys .. ':last' then
-  return redis.error_reply(
-      'BAD_KEYS last must be common:{<name>:<severity>}:last with the hash tag as in common, but KEYS[3] is '
-      .. shown(last))
-end
-if pstart ~= 'common:' .. tag_of_keys .. ':pstart' then
-  return redis.error_reply(
-      'BAD_KEYS pstart must be common:{<name>:<severity>}:pstart with the hash tag as in common, but KEYS[4] is '
-      .. shown(pstart))
+for i, each in ipairs({ ':start', ':last', ':pstart' }) do
+  if KEYS[i + 1] ~= 'common:' .. tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be common:{<name>:<severity>}' .. each ..
+        ' with the hash tag as in common, got ' .. shown(KEYS[i + 1]))
+  end
 end
 if recent ~= 'recent:' .. tag_of_keys then
   return redis.error_reply(
-      'BAD_KEYS recent must be recent:{<name>:<severity>} with the hash tag as in common, but KEYS[5] is '
-      .. shown(recent))
+      'BAD_KEYS KEYS[5] must be recent:{<name>:<severity>} with the hash tag as in common, got ' .. shown(recent))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -406,13 +394,13 @@ local recent = KEYS[1]
 local message = ARGV[1]
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(recent, '^recent:(.+)$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS recent must be recent:{<name>:<severity>}, but KEYS[1] is ' .. shown(recent))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be recent:{<name>:<severity>}, got ' .. shown(recent))
 end
 -- End of the generated input checks.
 local time = redis.call('TIME')
@@ -459,44 +447,36 @@ if #KEYS < 1 or #KEYS > 64 or #ARGV ~= 5 then
 end
 local content = ARGV[1]
 if content == '' then
-  return redis.error_reply('BAD_CONTENT content must not be empty')
+  return redis.error_reply('BAD_CONTENT must not be empty')
 end
 local weight = float(ARGV[2])
 if not weight then
   return redis.error_reply(
-      'BAD_WEIGHT weight must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_WEIGHT must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
 end
 local mode = ARGV[3]
 if mode ~= 'incr' and mode ~= 'set' then
-  return redis.error_reply('BAD_MODE mode must be one of incr, set, got ' .. shown(mode))
+  return redis.error_reply('BAD_MODE must be one of incr, set, got ' .. shown(mode))
 end
-local ttl = nil
-if ARGV[4] ~= '' then
-  ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
-  end
+local ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
 end
-local cap = nil
-if ARGV[5] ~= '' then
-  cap = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
-  if not cap or cap > 1000000 then
-    return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000000, or empty, got ' .. shown(ARGV[5]))
-  end
+local cap = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
+if ARGV[5] ~= '' and (not cap or cap > 1000000) then
+  return redis.error_reply('BAD_CAP must be an integer from 1 to 1000000, or empty, got ' .. shown(ARGV[5]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tables_parts = key_split(KEYS[1], { '', ':', '' }, true)
 if not tables_parts then
-  return redis.error_reply('BAD_KEYS tables must be {<subject>}:<prefix>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<subject>}:<prefix>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = tables_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':', '') then
     return redis.error_reply(
-        'BAD_KEYS tables must be {<subject>}:<prefix> with <subject> as in tables, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<subject>}:<prefix> with <subject> as in tables, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -548,19 +528,18 @@ if #KEYS < 1 or #KEYS > 64 or #ARGV ~= 1 then
 end
 local content = ARGV[1]
 if content == '' then
-  return redis.error_reply('BAD_CONTENT content must not be empty')
+  return redis.error_reply('BAD_CONTENT must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tables_parts = key_split(KEYS[1], { '', ':', '' }, true)
 if not tables_parts then
-  return redis.error_reply('BAD_KEYS tables must be {<subject>}:<prefix>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<subject>}:<prefix>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = tables_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':', '') then
     return redis.error_reply(
-        'BAD_KEYS tables must be {<subject>}:<prefix> with <subject> as in tables, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<subject>}:<prefix> with <subject> as in tables, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -660,7 +639,7 @@ redis.register_function{
 --- @error BAD_KEYS                      a key not named as its template says
 --- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @error BAD_HISTORY                   `history` holds a generation these scripts did not write
---- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters
+--- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters shown
 --- @clock server
 --- @complexity O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -674,41 +653,32 @@ local history = KEYS[3]
 local wake = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local parties = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not parties or parties > 10000 then
-  return redis.error_reply('BAD_PARTIES parties must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_PARTIES must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
-local generation = nil
-if ARGV[4] ~= '' then
-  generation = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not generation or generation > 1000000000000000 then
-    return redis.error_reply(
-        'BAD_GENERATION generation must be an integer from 1 to 1000000000000000, or empty, got ' .. shown(ARGV[4]))
-  end
+local generation = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not generation or generation > 1000000000000000) then
+  return redis.error_reply(
+      'BAD_GENERATION must be an integer from 1 to 1000000000000000, or empty, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):barrier$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:barrier, got ' .. shown(state))
 end
-if arrived ~= tag_of_keys .. ':arrived' then
-  return redis.error_reply(
-      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
-end
-if history ~= tag_of_keys .. ':history' then
-  return redis.error_reply(
-      'BAD_KEYS history must be {<name>}:history with <name> as in state, but KEYS[3] is ' .. shown(history))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+for i, each in ipairs({ ':arrived', ':history', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local barrier, err = barrier_of(state)
@@ -804,24 +774,19 @@ local history = KEYS[3]
 local wake = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):barrier$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:barrier, got ' .. shown(state))
 end
-if arrived ~= tag_of_keys .. ':arrived' then
-  return redis.error_reply(
-      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
-end
-if history ~= tag_of_keys .. ':history' then
-  return redis.error_reply(
-      'BAD_KEYS history must be {<name>}:history with <name> as in state, but KEYS[3] is ' .. shown(history))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+for i, each in ipairs({ ':arrived', ':history', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local barrier, err = barrier_of(state)
@@ -872,19 +837,14 @@ local wake = KEYS[4]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):barrier$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:barrier, got ' .. shown(state))
 end
-if arrived ~= tag_of_keys .. ':arrived' then
-  return redis.error_reply(
-      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
-end
-if history ~= tag_of_keys .. ':history' then
-  return redis.error_reply(
-      'BAD_KEYS history must be {<name>}:history with <name> as in state, but KEYS[3] is ' .. shown(history))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+for i, each in ipairs({ ':arrived', ':history', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local barrier, err = barrier_of(state)
@@ -932,11 +892,10 @@ local arrived = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):barrier$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:barrier, got ' .. shown(state))
 end
 if arrived ~= tag_of_keys .. ':arrived' then
-  return redis.error_reply(
-      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:arrived with <name> as in state, got ' .. shown(arrived))
 end
 -- End of the generated input checks.
 local barrier, err = barrier_of(state)
@@ -1076,28 +1035,27 @@ local params = KEYS[1]
 local bits = KEYS[2]
 local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not capacity or capacity > 10000000000 then
-  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 1 to 10000000000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_CAPACITY must be an integer from 1 to 10000000000, got ' .. shown(ARGV[1]))
 end
 local one_in = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not one_in or one_in < 2 or one_in > 1000000000 then
-  return redis.error_reply('BAD_ONE_IN one_in must be an integer from 2 to 1000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_ONE_IN must be an integer from 2 to 1000000000, got ' .. shown(ARGV[2]))
 end
 local partitions = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not partitions or partitions > 1024 then
-  return redis.error_reply('BAD_PARTITIONS partitions must be an integer from 1 to 1024, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_PARTITIONS must be an integer from 1 to 1024, got ' .. shown(ARGV[3]))
 end
 local partition = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
 if not partition or partition > 1023 then
-  return redis.error_reply('BAD_PARTITION partition must be an integer from 0 to 1023, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_PARTITION must be an integer from 0 to 1023, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(params, '^(.+):bloom$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS params must be {<filter>}:bloom, but KEYS[1] is ' .. shown(params))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<filter>}:bloom, got ' .. shown(params))
 end
 if bits ~= tag_of_keys .. ':bits' then
-  return redis.error_reply(
-      'BAD_KEYS bits must be {<filter>}:bits with <filter> as in params, but KEYS[2] is ' .. shown(bits))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<filter>}:bits with <filter> as in params, got ' .. shown(bits))
 end
 -- End of the generated input checks.
 local m, k = filter_shape(capacity, one_in, partitions)
@@ -1189,28 +1147,27 @@ local params = KEYS[1]
 local bits = KEYS[2]
 local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not capacity or capacity > 10000000000 then
-  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 1 to 10000000000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_CAPACITY must be an integer from 1 to 10000000000, got ' .. shown(ARGV[1]))
 end
 local one_in = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not one_in or one_in < 2 or one_in > 1000000000 then
-  return redis.error_reply('BAD_ONE_IN one_in must be an integer from 2 to 1000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_ONE_IN must be an integer from 2 to 1000000000, got ' .. shown(ARGV[2]))
 end
 local partitions = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not partitions or partitions > 1024 then
-  return redis.error_reply('BAD_PARTITIONS partitions must be an integer from 1 to 1024, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_PARTITIONS must be an integer from 1 to 1024, got ' .. shown(ARGV[3]))
 end
 local partition = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
 if not partition or partition > 1023 then
-  return redis.error_reply('BAD_PARTITION partition must be an integer from 0 to 1023, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_PARTITION must be an integer from 0 to 1023, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(params, '^(.+):bloom$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS params must be {<filter>}:bloom, but KEYS[1] is ' .. shown(params))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<filter>}:bloom, got ' .. shown(params))
 end
 if bits ~= tag_of_keys .. ':bits' then
-  return redis.error_reply(
-      'BAD_KEYS bits must be {<filter>}:bits with <filter> as in params, but KEYS[2] is ' .. shown(bits))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<filter>}:bits with <filter> as in params, got ' .. shown(bits))
 end
 -- End of the generated input checks.
 local m, k = filter_shape(capacity, one_in, partitions)
@@ -1269,7 +1226,7 @@ redis.register_function{
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @error BAD_PARAMS     not raised here: the shared check compares the stored parameters with themselves
 --- @error BAD_PARTITION  `params` holds a partition not below its partitions
---- @uses filter_shape held_filter
+--- @uses filter_shape held_filter safe_integer shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1281,11 +1238,10 @@ local bits = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(params, '^(.+):bloom$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS params must be {<filter>}:bloom, but KEYS[1] is ' .. shown(params))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<filter>}:bloom, got ' .. shown(params))
 end
 if bits ~= tag_of_keys .. ':bits' then
-  return redis.error_reply(
-      'BAD_KEYS bits must be {<filter>}:bits with <filter> as in params, but KEYS[2] is ' .. shown(bits))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<filter>}:bits with <filter> as in params, got ' .. shown(bits))
 end
 -- End of the generated input checks.
 local held = redis.call('HMGET', params, 'capacity', 'one_in', 'partitions', 'partition')
@@ -1355,21 +1311,19 @@ local value = KEYS[1]
 local marker = KEYS[2]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(value)
 if value == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(value))
 end
 if marker ~= tag_of_keys .. ':computing' then
-  return redis.error_reply(
-      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:computing with <name> as in value, got ' .. shown(marker))
 end
 -- End of the generated input checks.
 local cached = redis.call('GET', value)
@@ -1417,25 +1371,21 @@ local value = KEYS[1]
 local marker = KEYS[2]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local content = ARGV[2]
-local ttl = nil
-if ARGV[3] ~= '' then
-  ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
-  end
+local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(value)
 if value == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(value))
 end
 if marker ~= tag_of_keys .. ':computing' then
-  return redis.error_reply(
-      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:computing with <name> as in value, got ' .. shown(marker))
 end
 -- End of the generated input checks.
 -- Both reads raise WRONGTYPE before the first write.
@@ -1485,17 +1435,14 @@ if #KEYS ~= 1 or #ARGV < 3 or #ARGV > 2001 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local cache = KEYS[1]
-local ttl = nil
-if ARGV[1] ~= '' then
-  ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
-  end
+local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if cache == '' then
-  return redis.error_reply('BAD_KEYS cache must be <name>, but KEYS[1] is ' .. shown(cache))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(cache))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
@@ -1539,6 +1486,7 @@ redis.register_function{
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error DUPLICATE_ITEMS             an item was passed twice; nothing was written
 --- @error QUEUE_FULL                  the queue would hold more than 5,000 items; nothing was written
+--- @uses shown
 --- @complexity O(N + M), N = the queue's length (at most 5,000), M = the number of items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1548,7 +1496,7 @@ end
 local queue = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if queue == '' then
-  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(queue))
 end
 -- End of the generated input checks.
 local MAX_LENGTH = 5000
@@ -1608,6 +1556,7 @@ redis.register_function{
 --- @error BAD_VALUE                   not an integer within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error NOT_INTEGER                 the field holds something that is not an integer; nothing was written
+--- @uses integer shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1618,11 +1567,11 @@ local counters = KEYS[1]
 local field = ARGV[1]
 local value = integer(ARGV[2], '-9223372036854775808', '9223372036854775807')
 if not value then
-  return redis.error_reply('BAD_VALUE value must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_VALUE must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if counters == '' then
-  return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[1] is ' .. shown(counters))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(counters))
 end
 -- End of the generated input checks.
 local old = redis.call('HGET', counters, field)
@@ -1696,7 +1645,7 @@ redis.register_function{
 --- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @error BAD_QUEUE               the last ticket in `queue` is no whole number from 0 to 2^53 - 2
---- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner
+--- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner safe_integer shown
 --- @clock server
 --- @complexity O(M × log N), N = the waiters, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1711,42 +1660,32 @@ local fence = KEYS[4]
 local wake = KEYS[5]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local place_lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not place_lease or place_lease > 999999999999999 then
   return redis.error_reply(
-      'BAD_PLACE_LEASE place_lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+      'BAD_PLACE_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(owner, '^(.+):owner$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:owner, got ' .. shown(owner))
 end
-if queue ~= tag_of_keys .. ':queue' then
-  return redis.error_reply(
-      'BAD_KEYS queue must be {<name>}:queue with <name> as in owner, but KEYS[2] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in owner, but KEYS[3] is ' .. shown(places))
-end
-if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in owner, but KEYS[4] is ' .. shown(fence))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[5] is ' .. shown(wake))
+for i, each in ipairs({ ':queue', ':places', ':fence', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in owner, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- Everything read and checked before the first write (WRONGTYPE included).
@@ -1860,20 +1799,18 @@ local places = KEYS[2]
 local wake = KEYS[3]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(queue, '^(.+):queue$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS queue must be {<name>}:queue, but KEYS[1] is ' .. shown(queue))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:queue, got ' .. shown(queue))
 end
 if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in queue, but KEYS[2] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:places with <name> as in queue, got ' .. shown(places))
 end
 if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in queue, but KEYS[3] is ' .. shown(wake))
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:wake with <name> as in queue, got ' .. shown(wake))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', places)
@@ -1916,17 +1853,16 @@ end
 local owner = KEYS[1]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(owner, '^(.+):owner$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:owner, got ' .. shown(owner))
 end
 -- End of the generated input checks.
 local owner_token, _, bad_owner = lock_owner(owner)
@@ -1975,24 +1911,19 @@ local places = KEYS[3]
 local wake = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(owner, '^(.+):owner$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:owner, got ' .. shown(owner))
 end
-if queue ~= tag_of_keys .. ':queue' then
-  return redis.error_reply(
-      'BAD_KEYS queue must be {<name>}:queue with <name> as in owner, but KEYS[2] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in owner, but KEYS[3] is ' .. shown(places))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[4] is ' .. shown(wake))
+for i, each in ipairs({ ':queue', ':places', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in owner, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local owner_token, _, bad_owner = lock_owner(owner)
@@ -2039,6 +1970,7 @@ redis.register_function{
 --- @error BAD_TTL            not whole milliseconds within its range
 --- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @uses safe_integer shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -2049,16 +1981,15 @@ local lock = KEYS[1]
 local fence = KEYS[2]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(lock)
 if lock == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(lock))
 end
 if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:fence with <name> as in lock, got ' .. shown(fence))
 end
 -- End of the generated input checks.
 -- GET rather than EXISTS: a lock key of another type is WRONGTYPE, not "held".
@@ -2131,16 +2062,16 @@ local resource = KEYS[1]
 local max_token = KEYS[2]
 local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not token or token > 9007199254740991 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TOKEN must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(resource)
 if resource == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS resource must be <key>, but KEYS[1] is ' .. shown(resource))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(resource))
 end
 if max_token ~= tag_of_keys .. ':max_token' then
   return redis.error_reply(
-      'BAD_KEYS max_token must be {<key>}:max_token with <key> as in resource, but KEYS[2] is ' .. shown(max_token))
+      'BAD_KEYS KEYS[2] must be {<key>}:max_token with <key> as in resource, got ' .. shown(max_token))
 end
 -- End of the generated input checks.
 local highest, err = fence_check(max_token, token)
@@ -2185,12 +2116,12 @@ end
 local max_token = KEYS[1]
 local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not token or token > 9007199254740991 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TOKEN must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(max_token, '^(.+):max_token$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS max_token must be {<key>}:max_token, but KEYS[1] is ' .. shown(max_token))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<key>}:max_token, got ' .. shown(max_token))
 end
 -- End of the generated input checks.
 local highest, err = fence_check(max_token, token)
@@ -2236,16 +2167,16 @@ local resource = KEYS[1]
 local max_token = KEYS[2]
 local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not token or token > 9007199254740991 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TOKEN must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(resource)
 if resource == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS resource must be <key>, but KEYS[1] is ' .. shown(resource))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(resource))
 end
 if max_token ~= tag_of_keys .. ':max_token' then
   return redis.error_reply(
-      'BAD_KEYS max_token must be {<key>}:max_token with <key> as in resource, but KEYS[2] is ' .. shown(max_token))
+      'BAD_KEYS KEYS[2] must be {<key>}:max_token with <key> as in resource, got ' .. shown(max_token))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
@@ -2308,25 +2239,22 @@ local resource = KEYS[1]
 local max_token = KEYS[2]
 local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not token or token > 9007199254740991 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TOKEN must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
 end
-local ttl = nil
-if ARGV[2] ~= '' then
-  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
-  end
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
 end
 local value = ARGV[3]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(resource)
 if resource == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS resource must be <key>, but KEYS[1] is ' .. shown(resource))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(resource))
 end
 if max_token ~= tag_of_keys .. ':max_token' then
   return redis.error_reply(
-      'BAD_KEYS max_token must be {<key>}:max_token with <key> as in resource, but KEYS[2] is ' .. shown(max_token))
+      'BAD_KEYS KEYS[2] must be {<key>}:max_token with <key> as in resource, got ' .. shown(max_token))
 end
 -- End of the generated input checks.
 local highest, err = fence_check(max_token, token)
@@ -2379,12 +2307,11 @@ end
 local queue = KEYS[1]
 local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not max_length or max_length > 999999999999999 then
-  return redis.error_reply(
-      'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MAX_LENGTH must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if queue == '' then
-  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(queue))
 end
 -- End of the generated input checks.
 local TRIM_LIMIT = 5000
@@ -2437,12 +2364,11 @@ end
 local queue = KEYS[1]
 local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not max_length or max_length > 999999999999999 then
-  return redis.error_reply(
-      'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MAX_LENGTH must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if queue == '' then
-  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(queue))
 end
 -- End of the generated input checks.
 local TRIM_LIMIT = 5000
@@ -2526,20 +2452,20 @@ local places = KEYS[1]
 local deadlines = KEYS[2]
 local x = ARGV[1]
 if x == '' then
-  return redis.error_reply('BAD_X x must not be empty')
+  return redis.error_reply('BAD_X must not be empty')
 end
 local y = ARGV[2]
 if y == '' then
-  return redis.error_reply('BAD_Y y must not be empty')
+  return redis.error_reply('BAD_Y must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whatever is pinned.
@@ -2583,16 +2509,16 @@ local places = KEYS[1]
 local deadlines = KEYS[2]
 local member = ARGV[1]
 if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
+  return redis.error_reply('BAD_MEMBER must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whatever is pinned.
@@ -2636,7 +2562,7 @@ redis.register_function{
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
---- @uses live nearest
+--- @uses live nearest shown
 --- @clock server
 --- @complexity O(1) on a hit; O(N + log M) on a miss, N = the members within 1 km's bounding box, M = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2649,29 +2575,29 @@ local deadlines = KEYS[2]
 local cache = KEYS[3]
 local member = ARGV[1]
 if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
+  return redis.error_reply('BAD_MEMBER must not be empty')
 end
 local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 if cache ~= tag_of_keys .. ':neighbours:' .. member then
   return redis.error_reply(
-      'BAD_KEYS cache must be {<key>}:neighbours:<member> with <key> as in places and <member> = ARGV[1], but ' ..
-      'KEYS[3] is ' .. shown(cache))
+      'BAD_KEYS KEYS[3] must be {<key>}:neighbours:<member> with <key> as in places and <member> = ARGV[1], got ' ..
+      shown(cache))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -2747,36 +2673,33 @@ local places = KEYS[1]
 local deadlines = KEYS[2]
 local member = ARGV[1]
 if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
+  return redis.error_reply('BAD_MEMBER must not be empty')
 end
 local longitude = float(ARGV[2])
 if not longitude then
   return redis.error_reply(
-      'BAD_LONGITUDE longitude must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_LONGITUDE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' ..
+      shown(ARGV[2]))
 end
 local latitude = float(ARGV[3])
 if not latitude then
   return redis.error_reply(
-      'BAD_LATITUDE latitude must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[3]))
+      'BAD_LATITUDE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' ..
+      shown(ARGV[3]))
 end
-local ttl = nil
-if ARGV[4] ~= '' then
-  ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
-  end
+local ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 if longitude < -180 or longitude > 180 then
@@ -2834,16 +2757,16 @@ local places = KEYS[1]
 local deadlines = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -2883,7 +2806,7 @@ redis.register_function{
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
---- @uses live nearest
+--- @uses live nearest shown
 --- @clock server
 --- @complexity O(N + log M), N = the members in the radius' bounding box, M = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2895,26 +2818,25 @@ local places = KEYS[1]
 local deadlines = KEYS[2]
 local member = ARGV[1]
 if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
+  return redis.error_reply('BAD_MEMBER must not be empty')
 end
 local radius = float(ARGV[2])
 if not radius then
   return redis.error_reply(
-      'BAD_RADIUS radius must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_RADIUS must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
 end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 if radius <= 0 or radius > 20037.5 then
@@ -2964,11 +2886,11 @@ local deadlines = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 local time = redis.call('TIME')
@@ -3010,15 +2932,15 @@ end
 local lock = KEYS[1]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if lock == '' then
-  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) == token then
@@ -3053,11 +2975,11 @@ end
 local lock = KEYS[1]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if lock == '' then
-  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) ~= token then
@@ -3092,11 +3014,11 @@ end
 local lock = KEYS[1]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if lock == '' then
-  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) == token then
@@ -3126,6 +3048,7 @@ redis.register_function{
 --- @error BAD_IP              not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_BLOCK           the block found is not `<city id>_<start>[_<end>]`
+--- @uses safe_integer
 --- @complexity O(log N), N = the blocks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3136,17 +3059,16 @@ local blocks = KEYS[1]
 local cities = KEYS[2]
 local ip = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not ip or ip > 4294967295 then
-  return redis.error_reply('BAD_IP ip must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_IP must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(blocks, '^(.+):ip2cityid$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS blocks must be {<namespace>}:ip2cityid, but KEYS[1] is ' .. shown(blocks))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:ip2cityid, got ' .. shown(blocks))
 end
 if cities ~= tag_of_keys .. ':cityid2city' then
   return redis.error_reply(
-      'BAD_KEYS cities must be {<namespace>}:cityid2city with <namespace> as in blocks, but KEYS[2] is '
-      .. shown(cities))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:cityid2city with <namespace> as in blocks, got ' .. shown(cities))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before the answer is built.
@@ -3239,23 +3161,20 @@ local latch = KEYS[1]
 local ids = KEYS[2]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 10000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
 end
-local ttl = nil
-if ARGV[2] ~= '' then
-  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
-  end
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(latch, '^(.+):latch$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:latch, got ' .. shown(latch))
 end
 if ids ~= tag_of_keys .. ':ids' then
-  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids with <name> as in latch, but KEYS[2] is ' .. shown(ids))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:ids with <name> as in latch, got ' .. shown(ids))
 end
 -- End of the generated input checks.
 local state, err = latch_of(latch)
@@ -3318,27 +3237,23 @@ local ids = KEYS[2]
 local wake = KEYS[3]
 local id = ARGV[1]
 if #id < 0 or #id > 256 then
-  return redis.error_reply('BAD_ID id must be from 0 to 256 bytes long, got ' .. #id .. ' bytes')
+  return redis.error_reply('BAD_ID must be from 0 to 256 bytes long, got ' .. #id .. ' bytes')
 end
-local generation = nil
-if ARGV[2] ~= '' then
-  generation = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not generation or generation > 9007199254740990 then
-    return redis.error_reply(
-        'BAD_GENERATION generation must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[2]))
-  end
+local generation = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not generation or generation > 9007199254740990) then
+  return redis.error_reply(
+      'BAD_GENERATION must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(latch, '^(.+):latch$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:latch, got ' .. shown(latch))
 end
 if ids ~= tag_of_keys .. ':ids' then
-  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids with <name> as in latch, but KEYS[2] is ' .. shown(ids))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:ids with <name> as in latch, got ' .. shown(ids))
 end
 if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in latch, but KEYS[3] is ' .. shown(wake))
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:wake with <name> as in latch, got ' .. shown(wake))
 end
 -- End of the generated input checks.
 local state, err = latch_of(latch)
@@ -3398,7 +3313,7 @@ local latch = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(latch, '^(.+):latch$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:latch, got ' .. shown(latch))
 end
 -- End of the generated input checks.
 local state, err = latch_of(latch)
@@ -3445,22 +3360,18 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local latch = KEYS[1]
 local wake = KEYS[2]
-local generation = nil
-if ARGV[1] ~= '' then
-  generation = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not generation or generation > 9007199254740990 then
-    return redis.error_reply(
-        'BAD_GENERATION generation must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[1]))
-  end
+local generation = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not generation or generation > 9007199254740990) then
+  return redis.error_reply(
+      'BAD_GENERATION must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(latch, '^(.+):latch$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:latch, got ' .. shown(latch))
 end
 if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in latch, but KEYS[2] is ' .. shown(wake))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in latch, got ' .. shown(wake))
 end
 -- End of the generated input checks.
 local state, err = latch_of(latch)
@@ -3522,7 +3433,7 @@ redis.register_function{
 --- @error BAD_COUNT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_CURSOR          not a cursor this script answers: a decimal number, `inf` or `-inf`
---- @uses level
+--- @uses level float shown
 --- @complexity O(log N + C log L), N = the items, C = `count`, L = the levels
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3534,16 +3445,15 @@ local levels = KEYS[2]
 local cursor = ARGV[1]
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
 if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
 end
 if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3606,6 +3516,7 @@ redis.register_function{
 --- @error BAD_KEYS            a key not named as its template says
 --- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
 --- @error BAD_BOARD           a score of the window is an infinity, which another client wrote
+--- @uses shown
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3617,20 +3528,19 @@ local levels = KEYS[2]
 local item = ARGV[1]
 local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not n or n > 100 then
-  return redis.error_reply('BAD_N n must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_N must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 local policy = ARGV[3]
 if policy ~= 'standard' and policy ~= 'dense' and policy ~= 'modified' and policy ~= 'ordinal' then
-  return redis.error_reply('BAD_POLICY policy must be one of standard, dense, modified, ordinal, got ' .. shown(policy))
+  return redis.error_reply('BAD_POLICY must be one of standard, dense, modified, ordinal, got ' .. shown(policy))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
 if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
 end
 if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', levels)
@@ -3708,11 +3618,10 @@ local item = ARGV[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
 if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
 end
 if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3763,17 +3672,15 @@ local item = ARGV[1]
 local weight = float(ARGV[2])
 if not weight then
   return redis.error_reply(
-      'BAD_WEIGHT weight must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_WEIGHT must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
 if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
 end
 if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3829,12 +3736,12 @@ for i = 1, #KEYS do
   if (i - 1) % 2 == 0 then
     tag_of_item = key_group(KEYS[i])
     if KEYS[i] == '' or not tag_of_item then
-      return redis.error_reply('BAD_KEYS boards must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+      return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
     end
-  elseif (i - 1) % 2 == 1 then
+  else
     if KEYS[i] ~= tag_of_item .. ':levels' then
       return redis.error_reply(
-          'BAD_KEYS boards must be {<key>}:levels with <key> as in boards, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+          'BAD_KEYS KEYS[' .. i .. '] must be {<key>}:levels with <key> as in boards, got ' .. shown(KEYS[i]))
     end
   end
 end
@@ -3908,17 +3815,15 @@ local item = ARGV[1]
 local change = float(ARGV[2])
 if not change then
   return redis.error_reply(
-      'BAD_CHANGE change must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_CHANGE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
 if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
 end
 if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3980,13 +3885,13 @@ end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
 if not rows_parts then
-  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<id>}:row:<row>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = rows_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
     return redis.error_reply(
-        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<id>}:row:<row> with <id> as in rows, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -4046,12 +3951,12 @@ if #KEYS < 1 or #KEYS > 512 or #ARGV < 2 or #ARGV > 513 then
 end
 local bits = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not bits or bits > 8388608 then
-  return redis.error_reply('BAD_BITS bits must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_BITS must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 for i = 1, #KEYS do
   if KEYS[i] == '' then
-    return redis.error_reply('BAD_KEYS bitmaps must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -4140,16 +4045,16 @@ local cell_type = ARGV[1]
 if cell_type ~= 'i8' and cell_type ~= 'i16' and cell_type ~= 'i32' and cell_type ~= 'i64' and cell_type ~= 'u8' and
     cell_type ~= 'u16' and cell_type ~= 'u32' and cell_type ~= 'u63' then
   return redis.error_reply(
-      'BAD_CELL_TYPE cell_type must be one of i8, i16, i32, i64, u8, u16, u32, u63, got ' .. shown(cell_type))
+      'BAD_CELL_TYPE must be one of i8, i16, i32, i64, u8, u16, u32, u63, got ' .. shown(cell_type))
 end
 local cells = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not cells or cells > 8388608 then
-  return redis.error_reply('BAD_CELLS cells must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_CELLS must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 for i = 1, #KEYS do
   if KEYS[i] == '' then
-    return redis.error_reply('BAD_KEYS strings must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -4223,13 +4128,13 @@ end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
 if not rows_parts then
-  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<id>}:row:<row>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = rows_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
     return redis.error_reply(
-        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<id>}:row:<row> with <id> as in rows, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -4282,13 +4187,13 @@ end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
 if not rows_parts then
-  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<id>}:row:<row>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = rows_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
     return redis.error_reply(
-        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<id>}:row:<row> with <id> as in rows, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -4344,25 +4249,25 @@ if #KEYS < 1 or #KEYS > 512 or #ARGV < 1 or #ARGV > 2049 then
 end
 local cols = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not cols or cols > 2048 then
-  return redis.error_reply('BAD_COLS cols must be an integer from 1 to 2048, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_COLS must be an integer from 1 to 2048, got ' .. shown(ARGV[1]))
 end
 for i = 2, #ARGV do
   local each = integer(ARGV[i], '-9223372036854775808', '9223372036854775807')
   if not each then
     return redis.error_reply(
-        'BAD_VALUES values must be integers from -2^63 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_VALUES ARGV[' .. i .. '] must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[i]))
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
 if not rows_parts then
-  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<id>}:row:<row>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = rows_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
     return redis.error_reply(
-        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<id>}:row:<row> with <id> as in rows, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -4432,14 +4337,14 @@ local friends = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local friends_parts = key_split(friends, { '', ':friends:', '' }, true)
 if not friends_parts then
-  return redis.error_reply('BAD_KEYS friends must be {<ns>}:friends:<user>, but KEYS[1] is ' .. shown(friends))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<ns>}:friends:<user>, got ' .. shown(friends))
 end
 local tag_of_keys = friends_parts[1]
 for i = 2, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':active.users:', '') then
     return redis.error_reply(
-        'BAD_KEYS minutes must be {<ns>}:active.users:<minute> with <ns> as in friends, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<ns>}:active.users:<minute> with <ns> as in friends, got ' ..
+        shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -4508,15 +4413,15 @@ end
 local minute = KEYS[1]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local expiry = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not expiry or expiry > 3000000 then
-  return redis.error_reply('BAD_EXPIRY expiry must be whole milliseconds from 1 to 3000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_EXPIRY must be whole milliseconds from 1 to 3000000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not key_split(minute, { '', ':active.users:', '' }, true) then
-  return redis.error_reply('BAD_KEYS minute must be {<ns>}:active.users:<minute>, but KEYS[1] is ' .. shown(minute))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<ns>}:active.users:<minute>, got ' .. shown(minute))
 end
 -- End of the generated input checks.
 local added = redis.call('SADD', minute, user)
@@ -4560,21 +4465,20 @@ local friends = KEYS[1]
 local seen = KEYS[2]
 local now = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local window = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not window or window > 999999999999999 then
-  return redis.error_reply(
-      'BAD_WINDOW window must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_WINDOW must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[2] is ' .. shown(seen))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<ns>}:last.seen, got ' .. shown(seen))
 end
 if not key_cut(friends, tag_of_keys .. ':friends:', '') then
   return redis.error_reply(
-      'BAD_KEYS friends must be {<ns>}:friends:<user> with <ns> as in seen, but KEYS[1] is ' .. shown(friends))
+      'BAD_KEYS KEYS[1] must be {<ns>}:friends:<user> with <ns> as in seen, got ' .. shown(friends))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)
@@ -4629,20 +4533,20 @@ end
 local seen = KEYS[1]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 999999999999999 then
-  return redis.error_reply('BAD_KEEP keep must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_KEEP must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[1] is ' .. shown(seen))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<ns>}:last.seen, got ' .. shown(seen))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)
@@ -4676,6 +4580,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and from 1 to 1000 arguments
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1, or would pass it
+--- @uses safe_integer shown
 --- @complexity O(M), M = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -4687,11 +4592,10 @@ local added = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(list)
 if list == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS list must be <key>, but KEYS[1] is ' .. shown(list))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(list))
 end
 if added ~= tag_of_keys .. ':added' then
-  return redis.error_reply(
-      'BAD_KEYS added must be {<key>}:added with <key> as in list, but KEYS[2] is ' .. shown(added))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:added with <key> as in list, got ' .. shown(added))
 end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
@@ -4742,6 +4646,7 @@ redis.register_function{
 --- @error BAD_SIZE            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1
+--- @uses safe_integer shown
 --- @complexity O(S + M), S = how far the page is from the nearer end of the list, M = `size`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -4750,26 +4655,21 @@ if #KEYS ~= 2 or #ARGV ~= 2 then
 end
 local list = KEYS[1]
 local added = KEYS[2]
-local cursor = nil
-if ARGV[1] ~= '' then
-  cursor = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not cursor or cursor > 999999999999999 then
-    return redis.error_reply(
-        'BAD_CURSOR cursor must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
-  end
+local cursor = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not cursor or cursor > 999999999999999) then
+  return redis.error_reply('BAD_CURSOR must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
 end
 local size = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not size or size > 1000 then
-  return redis.error_reply('BAD_SIZE size must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_SIZE must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(list)
 if list == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS list must be <key>, but KEYS[1] is ' .. shown(list))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(list))
 end
 if added ~= tag_of_keys .. ':added' then
-  return redis.error_reply(
-      'BAD_KEYS added must be {<key>}:added with <key> as in list, but KEYS[2] is ' .. shown(added))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:added with <key> as in list, got ' .. shown(added))
 end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
@@ -4811,6 +4711,7 @@ redis.register_function{
 --- @error BAD_MAXIMUM               not an integer within its range
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count
+--- @uses safe_integer shown
 --- @default prefix RateLimiter   the keys of RateLimiter::new: RateLimiter:<uid>:<action>
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4821,11 +4722,11 @@ end
 local counter = KEYS[1]
 local maximum = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not maximum or maximum > 999999999999999 then
-  return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MAXIMUM must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(counter, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(counter))
 end
 -- End of the generated input checks.
 local stored = redis.call('GET', counter)
@@ -4878,6 +4779,7 @@ redis.register_function{
 --- @error BAD_COST                not an integer within its range, or more than `burst`
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
+--- @uses shown
 --- @default prefix GcraLimiter   the keys of GcraLimiter::new: GcraLimiter:<uid>:<action>
 --- @default burst =count      GcraLimiter::new(action, limit, period): a bucket of `limit`
 --- @clock server
@@ -4890,23 +4792,23 @@ end
 local tat = KEYS[1]
 local burst = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not burst or burst > 999999999999999 then
-  return redis.error_reply('BAD_BURST burst must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_BURST must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not count or count > 999999999999999 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not period or period > 10000000000 then
-  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_PERIOD must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
 end
 local cost = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not cost or cost > 999999999999999 then
-  return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_COST must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(tat, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS tat must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(tat))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(tat))
 end
 -- End of the generated input checks.
 -- The bucket's refill time bounds the key's expiry and keeps every time exact.
@@ -4979,6 +4881,7 @@ redis.register_function{
 --- @error BAD_COST                  not an integer within its range, or more than `maximum`
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
+--- @uses safe_integer shown
 --- @default prefix RateLimiter   the keys of RateLimiter::new: RateLimiter:<uid>:<action>
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4989,20 +4892,19 @@ end
 local counter = KEYS[1]
 local maximum = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not maximum or maximum > 999999999999999 then
-  return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MAXIMUM must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local interval = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not interval or interval > 10000000000 then
-  return redis.error_reply(
-      'BAD_INTERVAL interval must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_INTERVAL must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
 local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cost or cost > 999999999999999 then
-  return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COST must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(counter, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(counter))
 end
 -- End of the generated input checks.
 if cost > maximum then
@@ -5070,6 +4972,7 @@ redis.register_function{
 --- @error BAD_COST              not an integer within its range, or more than `limit`
 --- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
+--- @uses safe_integer shown
 --- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new: SlidingWindowLimiter:<uid>:<action>
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
@@ -5081,19 +4984,19 @@ end
 local log = KEYS[1]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000000, got ' .. shown(ARGV[1]))
 end
 local period = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not period or period > 10000000000 then
-  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_PERIOD must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
 local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cost or cost > 1000000 then
-  return redis.error_reply('BAD_COST cost must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COST must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(log, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS log must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(log))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(log))
 end
 -- End of the generated input checks.
 if cost > limit then
@@ -5210,6 +5113,7 @@ redis.register_function{
 --- @error BAD_TTL   not whole milliseconds within its range
 --- @error BAD_KEYS  a key not named as its template says
 --- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @uses safe_integer shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -5220,20 +5124,19 @@ local lock = KEYS[1]
 local fence = KEYS[2]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(lock)
 if lock == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(lock))
 end
 if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:fence with <name> as in lock, got ' .. shown(fence))
 end
 -- End of the generated input checks.
 -- Both keys are read and checked before any write, so that damaged data fails without
@@ -5280,6 +5183,7 @@ redis.register_function{
 --- @error BAD_FLOOR not an integer within its range
 --- @error BAD_KEYS  a key not named as its template says
 --- @error BAD_FENCE                  `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @uses safe_integer shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -5290,20 +5194,19 @@ local lock = KEYS[1]
 local fence = KEYS[2]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local floor = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not floor or floor > 9007199254740990 then
-  return redis.error_reply('BAD_FLOOR floor must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_FLOOR must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(lock)
 if lock == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(lock))
 end
 if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:fence with <name> as in lock, got ' .. shown(fence))
 end
 -- End of the generated input checks.
 -- The counter is read and checked first, so that a damaged one is refused whoever holds
@@ -5358,23 +5261,22 @@ local following = KEYS[1]
 local followers = KEYS[2]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local target = ARGV[2]
 if target == '' then
-  return redis.error_reply('BAD_TARGET target must not be empty')
+  return redis.error_reply('BAD_TARGET must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(following, '', ':following:' .. user)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
-      .. shown(following))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:following:<user> with <user> = ARGV[1], got ' .. shown(following))
 end
 if followers ~= tag_of_keys .. ':followers:' .. target then
   return redis.error_reply(
-      'BAD_KEYS followers must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
-      'ARGV[2], but KEYS[2] is ' .. shown(followers))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
+      'ARGV[2], got ' .. shown(followers))
 end
 -- End of the generated input checks.
 if user == target then
@@ -5433,23 +5335,22 @@ local a_following = KEYS[1]
 local b_following = KEYS[2]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local other = ARGV[2]
 if other == '' then
-  return redis.error_reply('BAD_OTHER other must not be empty')
+  return redis.error_reply('BAD_OTHER must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(a_following, '', ':following:' .. user)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS a_following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
-      .. shown(a_following))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:following:<user> with <user> = ARGV[1], got ' .. shown(a_following))
 end
 if b_following ~= tag_of_keys .. ':following:' .. other then
   return redis.error_reply(
-      'BAD_KEYS b_following must be {<namespace>}:following:<other> with <namespace> as in a_following and <other> ' ..
-      '= ARGV[2], but KEYS[2] is ' .. shown(b_following))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:following:<other> with <namespace> as in a_following and <other> = ' ..
+      'ARGV[2], got ' .. shown(b_following))
 end
 -- End of the generated input checks.
 local a_follows = redis.call('ZSCORE', a_following, other)
@@ -5485,23 +5386,22 @@ local following = KEYS[1]
 local followers = KEYS[2]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local target = ARGV[2]
 if target == '' then
-  return redis.error_reply('BAD_TARGET target must not be empty')
+  return redis.error_reply('BAD_TARGET must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(following, '', ':following:' .. user)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
-      .. shown(following))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:following:<user> with <user> = ARGV[1], got ' .. shown(following))
 end
 if followers ~= tag_of_keys .. ':followers:' .. target then
   return redis.error_reply(
-      'BAD_KEYS followers must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
-      'ARGV[2], but KEYS[2] is ' .. shown(followers))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
+      'ARGV[2], got ' .. shown(followers))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.
@@ -5548,19 +5448,15 @@ local function last_number(seq_key)
   end
   return handed_out
 end
--- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
--- that they no longer hold the stream back: how many it dropped.
-local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
-  local dropped = 0
-  for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
-    if name ~= keep then
-      redis.call('ZREM', subs_key, name)
-      redis.call('ZREM', cursors_key, name)
-      redis.call('HDEL', positions_key, name)
-      dropped = dropped + 1
-    end
+-- Drops up to 10 subscriptions whose lease ran out by `now` (but `keep`), with their
+-- cursors and positions, so that they no longer hold the stream back: how many it dropped.
+local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, now, keep)
+  local lapsed = drop_lapsed(subs_key, now, 10, keep)
+  if #lapsed > 0 then
+    redis.call('ZREM', cursors_key, unpack(lapsed))
+    redis.call('HDEL', positions_key, unpack(lapsed))
   end
-  return dropped
+  return #lapsed
 end
 -- Trims the stream to what the slowest subscription still needs: the messages after its
 -- position (all of them, when there is no subscription), at most 1000 a call, whole
@@ -5609,7 +5505,7 @@ redis.register_function{
 --- @error BAD_KEYS        a key not named as its template says
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms shown
 --- @clock server
 --- @complexity O(log S + 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5624,41 +5520,31 @@ local cursors = KEYS[4]
 local positions = KEYS[5]
 local subscription = ARGV[1]
 if #subscription < 1 or #subscription > 200 then
-  return redis.error_reply(
-      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+  return redis.error_reply('BAD_SUBSCRIPTION must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local id = ARGV[3]
 if #id < 3 or #id > 41 then
-  return redis.error_reply('BAD_ID id must be from 3 to 41 bytes long, got ' .. #id .. ' bytes')
+  return redis.error_reply('BAD_ID must be from 3 to 41 bytes long, got ' .. #id .. ' bytes')
 end
 local number = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not number or number > 9007199254740990 then
-  return redis.error_reply('BAD_NUMBER number must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_NUMBER must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(stream, '^(.+):stream$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
 end
-if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
-end
-if subs ~= tag_of_keys .. ':subs' then
-  return redis.error_reply(
-      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
-end
-if cursors ~= tag_of_keys .. ':cursors' then
-  return redis.error_reply(
-      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
-end
-if positions ~= tag_of_keys .. ':positions' then
-  return redis.error_reply(
-      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local position, err = position_of(positions, subscription)
@@ -5731,7 +5617,7 @@ redis.register_function{
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
 --- @error BAD_STREAM     `stream` holds an entry these scripts did not write
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms safe_integer shown
 --- @clock server
 --- @complexity O(log S + count)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5746,37 +5632,27 @@ local cursors = KEYS[4]
 local positions = KEYS[5]
 local subscription = ARGV[1]
 if #subscription < 1 or #subscription > 200 then
-  return redis.error_reply(
-      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+  return redis.error_reply('BAD_SUBSCRIPTION must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not count or count > 250 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 250, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 250, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(stream, '^(.+):stream$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
 end
-if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
-end
-if subs ~= tag_of_keys .. ':subs' then
-  return redis.error_reply(
-      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
-end
-if cursors ~= tag_of_keys .. ':cursors' then
-  return redis.error_reply(
-      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
-end
-if positions ~= tag_of_keys .. ':positions' then
-  return redis.error_reply(
-      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local position, err = position_of(positions, subscription)
@@ -5853,16 +5729,16 @@ local stream = KEYS[1]
 local seq = KEYS[2]
 local cap = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not cap or cap > 10000000 then
-  return redis.error_reply('BAD_CAP cap must be an integer from 1 to 10000000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_CAP must be an integer from 1 to 10000000, got ' .. shown(ARGV[1]))
 end
 local payload = ARGV[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(stream, '^(.+):stream$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
 end
 if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:seq with <name> as in stream, got ' .. shown(seq))
 end
 -- End of the generated input checks.
 local last, err = last_number(seq)
@@ -5910,7 +5786,7 @@ redis.register_function{
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
 --- @error BAD_STREAM     `stream` holds an entry these scripts did not write
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms safe_integer shown
 --- @clock server
 --- @complexity O(log S), S = subscriptions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5925,37 +5801,27 @@ local cursors = KEYS[4]
 local positions = KEYS[5]
 local subscription = ARGV[1]
 if #subscription < 1 or #subscription > 200 then
-  return redis.error_reply(
-      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+  return redis.error_reply('BAD_SUBSCRIPTION must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local from = ARGV[3]
 if from ~= 'new' and from ~= 'oldest' then
-  return redis.error_reply('BAD_FROM from must be one of new, oldest, got ' .. shown(from))
+  return redis.error_reply('BAD_FROM must be one of new, oldest, got ' .. shown(from))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(stream, '^(.+):stream$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
 end
-if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
-end
-if subs ~= tag_of_keys .. ':subs' then
-  return redis.error_reply(
-      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
-end
-if cursors ~= tag_of_keys .. ':cursors' then
-  return redis.error_reply(
-      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
-end
-if positions ~= tag_of_keys .. ':positions' then
-  return redis.error_reply(
-      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local position, err = position_of(positions, subscription)
@@ -6033,28 +5899,19 @@ local cursors = KEYS[4]
 local positions = KEYS[5]
 local subscription = ARGV[1]
 if #subscription < 1 or #subscription > 200 then
-  return redis.error_reply(
-      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+  return redis.error_reply('BAD_SUBSCRIPTION must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(stream, '^(.+):stream$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
 end
-if seq ~= tag_of_keys .. ':seq' then
-  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
-end
-if subs ~= tag_of_keys .. ':subs' then
-  return redis.error_reply(
-      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
-end
-if cursors ~= tag_of_keys .. ':cursors' then
-  return redis.error_reply(
-      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
-end
-if positions ~= tag_of_keys .. ':positions' then
-  return redis.error_reply(
-      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- Every key's kind first: a key of another type fails before anything is written.
@@ -6104,24 +5961,19 @@ local leases = KEYS[3]
 local holders = KEYS[4]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
-if occupied ~= tag_of_keys .. ':occupied' then
-  return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
-end
-if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
+for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6187,32 +6039,27 @@ local leases = KEYS[3]
 local holders = KEYS[4]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
-if occupied ~= tag_of_keys .. ':occupied' then
-  return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
-end
-if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
+for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6269,16 +6116,16 @@ local available = KEYS[1]
 local occupied = KEYS[2]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
   return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+      'BAD_KEYS KEYS[2] must be {<name>}:occupied with <name> as in available, got ' .. shown(occupied))
 end
 -- End of the generated input checks.
 -- Both reads raise WRONGTYPE before the write.
@@ -6321,24 +6168,19 @@ local leases = KEYS[3]
 local holders = KEYS[4]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
-if occupied ~= tag_of_keys .. ':occupied' then
-  return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
-end
-if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
+for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6385,24 +6227,23 @@ local leases = KEYS[1]
 local holders = KEYS[2]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(leases, '^(.+):leases$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS leases must be {<name>}:leases, but KEYS[1] is ' .. shown(leases))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:leases, got ' .. shown(leases))
 end
 if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in leases, but KEYS[2] is ' .. shown(holders))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:holders with <name> as in leases, got ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.
@@ -6444,16 +6285,16 @@ local available = KEYS[1]
 local occupied = KEYS[2]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
   return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+      'BAD_KEYS KEYS[2] must be {<name>}:occupied with <name> as in available, got ' .. shown(occupied))
 end
 -- End of the generated input checks.
 -- Both sets are read, so a key of another type is WRONGTYPE whatever the answer.
@@ -6499,24 +6340,19 @@ local leases = KEYS[3]
 local holders = KEYS[4]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
-if occupied ~= tag_of_keys .. ':occupied' then
-  return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
-end
-if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
+for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6568,20 +6404,20 @@ local occupied = KEYS[2]
 local holders = KEYS[3]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
   return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+      'BAD_KEYS KEYS[2] must be {<name>}:occupied with <name> as in available, got ' .. shown(occupied))
 end
 if holders ~= tag_of_keys .. ':holders' then
   return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[3] is ' .. shown(holders))
+      'BAD_KEYS KEYS[3] must be {<name>}:holders with <name> as in available, got ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (SMOVE would answer 0
@@ -6630,28 +6466,23 @@ local leases = KEYS[3]
 local holders = KEYS[4]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
-if occupied ~= tag_of_keys .. ':occupied' then
-  return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
-end
-if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
+for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6694,11 +6525,11 @@ local occupied = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
   return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+      'BAD_KEYS KEYS[2] must be {<name>}:occupied with <name> as in available, got ' .. shown(occupied))
 end
 -- End of the generated input checks.
 return redis.call('SCARD', available) + redis.call('SCARD', occupied)
@@ -6738,17 +6569,16 @@ local delays = KEYS[1]
 local schedule = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 500 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(delays, '^(.+):delays$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:delays, got ' .. shown(delays))
 end
 if schedule ~= tag_of_keys .. ':schedule' then
   return redis.error_reply(
-      'BAD_KEYS schedule must be {<namespace>}:schedule with <namespace> as in delays, but KEYS[2] is '
-      .. shown(schedule))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:schedule with <namespace> as in delays, got ' .. shown(schedule))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6809,27 +6639,25 @@ local schedule = KEYS[2]
 local copy = KEYS[3]
 local row = ARGV[1]
 if row == '' then
-  return redis.error_reply('BAD_ROW row must not be empty')
+  return redis.error_reply('BAD_ROW must not be empty')
 end
 local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not delay or delay > 999999999999999 then
-  return redis.error_reply(
-      'BAD_DELAY delay must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(delays, '^(.+):delays$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:delays, got ' .. shown(delays))
 end
 if schedule ~= tag_of_keys .. ':schedule' then
   return redis.error_reply(
-      'BAD_KEYS schedule must be {<namespace>}:schedule with <namespace> as in delays, but KEYS[2] is '
-      .. shown(schedule))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:schedule with <namespace> as in delays, got ' .. shown(schedule))
 end
 if copy ~= tag_of_keys .. ':inv:' .. row then
   return redis.error_reply(
-      'BAD_KEYS copy must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], but KEYS[3] ' ..
-      'is ' .. shown(copy))
+      'BAD_KEYS KEYS[3] must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], got ' ..
+      shown(copy))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6878,18 +6706,18 @@ local delays = KEYS[1]
 local copy = KEYS[2]
 local row = ARGV[1]
 if row == '' then
-  return redis.error_reply('BAD_ROW row must not be empty')
+  return redis.error_reply('BAD_ROW must not be empty')
 end
 local content = ARGV[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(delays, '^(.+):delays$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:delays, got ' .. shown(delays))
 end
 if copy ~= tag_of_keys .. ':inv:' .. row then
   return redis.error_reply(
-      'BAD_KEYS copy must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], but KEYS[2] ' ..
-      'is ' .. shown(copy))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], got ' ..
+      shown(copy))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -6991,42 +6819,31 @@ local intents = KEYS[4]
 local wake = KEYS[5]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local prefer_readers = ARGV[3]
-if prefer_readers ~= '1' and prefer_readers ~= '0' then
-  return redis.error_reply('BAD_PREFER_READERS prefer_readers must be 1 or 0, got ' .. shown(prefer_readers))
+local prefer_readers = ARGV[3] == '1'
+if not prefer_readers and ARGV[3] ~= '0' then
+  return redis.error_reply('BAD_PREFER_READERS must be 1 or 0, got ' .. shown(ARGV[3]))
 end
-prefer_readers = prefer_readers == '1'
 local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(writer, '^(.+):writer$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
 end
-if readers ~= tag_of_keys .. ':readers' then
-  return redis.error_reply(
-      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
-end
-if read_holds ~= tag_of_keys .. ':read_holds' then
-  return redis.error_reply(
-      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
-end
-if intents ~= tag_of_keys .. ':intents' then
-  return redis.error_reply(
-      'BAD_KEYS intents must be {<name>}:intents with <name> as in writer, but KEYS[4] is ' .. shown(intents))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[5] is ' .. shown(wake))
+for i, each in ipairs({ ':readers', ':read_holds', ':intents', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in writer, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- Everything read and checked before the first write (WRONGTYPE included).
@@ -7119,7 +6936,7 @@ redis.register_function{
 --- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @error HOLDS_READ              `token` holds a read hold: release it first
---- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold
+--- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold safe_integer shown
 --- @clock server
 --- @complexity O(M × log R), R = the read holders and waiting writers, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7135,50 +6952,32 @@ local fence = KEYS[5]
 local wake = KEYS[6]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local place_lease = nil
-if ARGV[3] ~= '' then
-  place_lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not place_lease or place_lease > 999999999999999 then
-    return redis.error_reply(
-        'BAD_PLACE_LEASE place_lease must be whole milliseconds from 1 to 999999999999999, or empty, got '
-        .. shown(ARGV[3]))
-  end
+local place_lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not place_lease or place_lease > 999999999999999) then
+  return redis.error_reply(
+      'BAD_PLACE_LEASE must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
 end
 local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(writer, '^(.+):writer$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
 end
-if readers ~= tag_of_keys .. ':readers' then
-  return redis.error_reply(
-      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
-end
-if read_holds ~= tag_of_keys .. ':read_holds' then
-  return redis.error_reply(
-      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
-end
-if intents ~= tag_of_keys .. ':intents' then
-  return redis.error_reply(
-      'BAD_KEYS intents must be {<name>}:intents with <name> as in writer, but KEYS[4] is ' .. shown(intents))
-end
-if fence ~= tag_of_keys .. ':fence' then
-  return redis.error_reply(
-      'BAD_KEYS fence must be {<name>}:fence with <name> as in writer, but KEYS[5] is ' .. shown(fence))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[6] is ' .. shown(wake))
+for i, each in ipairs({ ':readers', ':read_holds', ':intents', ':fence', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in writer, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- Everything read and checked before the first write (WRONGTYPE included).
@@ -7281,29 +7080,23 @@ local read_holds = KEYS[3]
 local wake = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(writer, '^(.+):writer$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
 end
-if readers ~= tag_of_keys .. ':readers' then
-  return redis.error_reply(
-      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
-end
-if read_holds ~= tag_of_keys .. ':read_holds' then
-  return redis.error_reply(
-      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[4] is ' .. shown(wake))
+for i, each in ipairs({ ':readers', ':read_holds', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in writer, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local writer_token, _, _, bad_writer = write_hold(writer)
@@ -7367,25 +7160,23 @@ local readers = KEYS[2]
 local read_holds = KEYS[3]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(writer, '^(.+):writer$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
 end
 if readers ~= tag_of_keys .. ':readers' then
-  return redis.error_reply(
-      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:readers with <name> as in writer, got ' .. shown(readers))
 end
 if read_holds ~= tag_of_keys .. ':read_holds' then
   return redis.error_reply(
-      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
+      'BAD_KEYS KEYS[3] must be {<name>}:read_holds with <name> as in writer, got ' .. shown(read_holds))
 end
 -- End of the generated input checks.
 local writer_token, _, _, bad_writer = write_hold(writer)
@@ -7445,20 +7236,19 @@ local read_holds = KEYS[2]
 local wake = KEYS[3]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(readers, '^(.+):readers$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS readers must be {<name>}:readers, but KEYS[1] is ' .. shown(readers))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:readers, got ' .. shown(readers))
 end
 if read_holds ~= tag_of_keys .. ':read_holds' then
   return redis.error_reply(
-      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in readers, but KEYS[2] is ' .. shown(read_holds))
+      'BAD_KEYS KEYS[2] must be {<name>}:read_holds with <name> as in readers, got ' .. shown(read_holds))
 end
 if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in readers, but KEYS[3] is ' .. shown(wake))
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:wake with <name> as in readers, got ' .. shown(wake))
 end
 -- End of the generated input checks.
 local count, bad_count = read_count(read_holds, token)
@@ -7519,16 +7309,15 @@ local writer = KEYS[1]
 local wake = KEYS[2]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(writer, '^(.+):writer$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
 end
 if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[2] is ' .. shown(wake))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in writer, got ' .. shown(wake))
 end
 -- End of the generated input checks.
 local writer_token, count, _, bad_writer = write_hold(writer)
@@ -7577,16 +7366,15 @@ local intents = KEYS[1]
 local wake = KEYS[2]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(intents, '^(.+):intents$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS intents must be {<name>}:intents, but KEYS[1] is ' .. shown(intents))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:intents, got ' .. shown(intents))
 end
 if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in intents, but KEYS[2] is ' .. shown(wake))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in intents, got ' .. shown(wake))
 end
 -- End of the generated input checks.
 redis.call('XLEN', wake)
@@ -7689,7 +7477,7 @@ redis.register_function{
 --- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms wake_id wake_waiters
+--- @uses semaphore_state held_permits now_ms wake_id wake_waiters shown
 --- @clock server
 --- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7705,53 +7493,35 @@ local places = KEYS[5]
 local wake = KEYS[6]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not n or n > 1000 then
-  return redis.error_reply('BAD_N n must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_N must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
-local place = nil
-if ARGV[4] ~= '' then
-  place = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not place or place > 10000000 then
-    return redis.error_reply(
-        'BAD_PLACE place must be whole milliseconds from 1 to 10000000, or empty, got ' .. shown(ARGV[4]))
-  end
+local place = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not place or place > 10000000) then
+  return redis.error_reply('BAD_PLACE must be whole milliseconds from 1 to 10000000, or empty, got ' .. shown(ARGV[4]))
 end
 local limit = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
 if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[5]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[5]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
-end
-if held ~= tag_of_keys .. ':held' then
-  return redis.error_reply(
-      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
-end
-if queue ~= tag_of_keys .. ':queue' then
-  return redis.error_reply(
-      'BAD_KEYS queue must be {<name>}:queue with <name> as in state, but KEYS[4] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[5] is ' .. shown(places))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[6] is ' .. shown(wake))
+for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local id = wake_id(wake)
@@ -7911,7 +7681,7 @@ redis.register_function{
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms wake_waiters
+--- @uses semaphore_state held_permits now_ms wake_waiters shown
 --- @clock server
 --- @complexity O(log N), N = the holdings
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7925,29 +7695,23 @@ local held = KEYS[3]
 local wake = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
-end
-if held ~= tag_of_keys .. ':held' then
-  return redis.error_reply(
-      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+for i, each in ipairs({ ':leases', ':held', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 redis.call('XLEN', wake)
@@ -8005,7 +7769,7 @@ redis.register_function{
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits first_live_waiter wake_waiters wake_one
+--- @uses semaphore_state held_permits first_live_waiter wake_waiters wake_one shown
 --- @clock server
 --- @complexity O(log N), N = the holdings and waiters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -8021,32 +7785,19 @@ local places = KEYS[5]
 local wake = KEYS[6]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
-end
-if held ~= tag_of_keys .. ':held' then
-  return redis.error_reply(
-      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
-end
-if queue ~= tag_of_keys .. ':queue' then
-  return redis.error_reply(
-      'BAD_KEYS queue must be {<name>}:queue with <name> as in state, but KEYS[4] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[5] is ' .. shown(places))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[6] is ' .. shown(wake))
+for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':wake' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- Reads first: a key of another type fails here, and foreign data is refused, before
@@ -8123,16 +7874,15 @@ local state = KEYS[1]
 local wake = KEYS[2]
 local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not capacity or capacity > 1000 then
-  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_CAPACITY must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
 if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[2] is ' .. shown(wake))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in state, got ' .. shown(wake))
 end
 -- End of the generated input checks.
 redis.call('XLEN', wake)
@@ -8169,7 +7919,7 @@ redis.register_function{
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE                   `state` holds a field these scripts never write
 --- @error BAD_HELD    `held` holds a count of permits not from 1 to 1000, or more than 1,000 holdings
---- @uses semaphore_state now_ms
+--- @uses semaphore_state now_ms safe_integer shown
 --- @clock server
 --- @complexity O(N), N = the holdings, at most 1,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -8184,19 +7934,14 @@ local places = KEYS[4]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
-end
-if held ~= tag_of_keys .. ':held' then
-  return redis.error_reply(
-      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[4] is ' .. shown(places))
+for i, each in ipairs({ ':leases', ':held', ':places' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local st, err = semaphore_state(state)
@@ -8324,26 +8069,25 @@ local sessions = KEYS[1]
 local records = KEYS[2]
 local token = ARGV[1]
 if #token < 16 then
-  return redis.error_reply('BAD_TOKEN token must be 16 bytes long at least, got ' .. #token .. ' bytes')
+  return redis.error_reply('BAD_TOKEN must be 16 bytes long at least, got ' .. #token .. ' bytes')
 end
 local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local cap = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cap or cap > 1000 then
-  return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_CAP must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(sessions, '^(.+):sessions$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
   return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -8408,12 +8152,11 @@ local records = KEYS[2]
 local tag_of_keys = string.match(sessions, '^(.+):sessions$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
   return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -8470,7 +8213,7 @@ local sessions = KEYS[1]
 local tag_of_keys = string.match(sessions, '^(.+):sessions$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
 end
 -- End of the generated input checks.
 local time = redis.call('TIME')
@@ -8528,18 +8271,17 @@ local sessions = KEYS[1]
 local records = KEYS[2]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(sessions, '^(.+):sessions$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
   return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
@@ -8619,18 +8361,17 @@ local sessions = KEYS[1]
 local records = KEYS[2]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(sessions, '^(.+):sessions$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
   return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -8700,7 +8441,7 @@ redis.register_function{
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
 --- @error BAD_SESSIONS        `sessions` holds a deadline another client wrote, not whole ms; nothing was written
---- @uses bad_last sweep outlive_sessions
+--- @uses bad_last sweep outlive_sessions safe_integer shown bad_deadline
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -8712,28 +8453,25 @@ local sessions = KEYS[1]
 local records = KEYS[2]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
-local slide = ARGV[2]
-if slide ~= '1' and slide ~= '0' then
-  return redis.error_reply('BAD_SLIDE slide must be 1 or 0, got ' .. shown(slide))
+local slide = ARGV[2] == '1'
+if not slide and ARGV[2] ~= '0' then
+  return redis.error_reply('BAD_SLIDE must be 1 or 0, got ' .. shown(ARGV[2]))
 end
-slide = slide == '1'
-local data = ARGV[3]
-if data ~= '1' and data ~= '0' then
-  return redis.error_reply('BAD_DATA data must be 1 or 0, got ' .. shown(data))
+local data = ARGV[3] == '1'
+if not data and ARGV[3] ~= '0' then
+  return redis.error_reply('BAD_DATA must be 1 or 0, got ' .. shown(ARGV[3]))
 end
-data = data == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(sessions, '^(.+):sessions$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
   return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -8864,7 +8602,7 @@ redis.register_function{
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
---- @uses over forget keep
+--- @uses over forget keep shown
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -8878,44 +8616,33 @@ local limits = KEYS[3]
 local visits = KEYS[4]
 local slug = ARGV[1]
 if slug == '' then
-  return redis.error_reply('BAD_SLUG slug must not be empty')
+  return redis.error_reply('BAD_SLUG must not be empty')
 end
 local url = ARGV[2]
 if url == '' then
-  return redis.error_reply('BAD_URL url must not be empty')
+  return redis.error_reply('BAD_URL must not be empty')
 end
-local ttl = nil
-if ARGV[3] ~= '' then
-  ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
-  end
+local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
 end
-local max_visits = nil
-if ARGV[4] ~= '' then
-  max_visits = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not max_visits or max_visits > 999999999999999 then
-    return redis.error_reply(
-        'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
-  end
+local max_visits = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not max_visits or max_visits > 999999999999999) then
+  return redis.error_reply(
+      'BAD_MAX_VISITS must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
 end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
-end
-if visits ~= tag_of_keys .. ':visits' then
-  return redis.error_reply(
-      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
+for i, each in ipairs({ ':expiries', ':limits', ':visits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 if #slug > 64 or not string.match(slug, '^[0-9a-zA-Z_%-]+$') then
@@ -8980,28 +8707,19 @@ local limits = KEYS[4]
 local visits = KEYS[5]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
 end
-if cache ~= tag_of_keys .. ':mapping_cache' then
-  return redis.error_reply(
-      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in links, but KEYS[2] is ' .. shown(cache))
-end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[3] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[4] is ' .. shown(limits))
-end
-if visits ~= tag_of_keys .. ':visits' then
-  return redis.error_reply(
-      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[5] is ' .. shown(visits))
+for i, each in ipairs({ ':mapping_cache', ':expiries', ':limits', ':visits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -9060,24 +8778,19 @@ local limits = KEYS[3]
 local visits = KEYS[4]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
 end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
-end
-if visits ~= tag_of_keys .. ':visits' then
-  return redis.error_reply(
-      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
+for i, each in ipairs({ ':expiries', ':limits', ':visits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -9129,7 +8842,7 @@ redis.register_function{
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
---- @uses keep base62
+--- @uses keep base62 safe_integer shown
 --- @clock server
 --- @complexity O(log N + S), N = the links with an expiry, S = custom slugs that hold the next ids (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -9143,40 +8856,29 @@ local expiries = KEYS[3]
 local limits = KEYS[4]
 local url = ARGV[1]
 if url == '' then
-  return redis.error_reply('BAD_URL url must not be empty')
+  return redis.error_reply('BAD_URL must not be empty')
 end
-local ttl = nil
-if ARGV[2] ~= '' then
-  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
-  end
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
 end
-local max_visits = nil
-if ARGV[3] ~= '' then
-  max_visits = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not max_visits or max_visits > 999999999999999 then
-    return redis.error_reply(
-        'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
-  end
+local max_visits = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not max_visits or max_visits > 999999999999999) then
+  return redis.error_reply(
+      'BAD_MAX_VISITS must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(counter, '^(.+):id_counter$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:id_counter, got ' .. shown(counter))
 end
-if links ~= tag_of_keys .. ':mapping_hash' then
-  return redis.error_reply(
-      'BAD_KEYS links must be {<name>}:mapping_hash with <name> as in counter, but KEYS[2] is ' .. shown(links))
-end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in counter, but KEYS[3] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in counter, but KEYS[4] is ' .. shown(limits))
+for i, each in ipairs({ ':mapping_hash', ':expiries', ':limits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in counter, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -9238,7 +8940,7 @@ redis.register_function{
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
---- @uses base62
+--- @uses base62 safe_integer shown
 --- @complexity O(1 + S), S = custom slugs that hold the next ids (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -9250,20 +8952,20 @@ local links = KEYS[2]
 local cache = KEYS[3]
 local url = ARGV[1]
 if url == '' then
-  return redis.error_reply('BAD_URL url must not be empty')
+  return redis.error_reply('BAD_URL must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(counter, '^(.+):id_counter$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:id_counter, got ' .. shown(counter))
 end
 if links ~= tag_of_keys .. ':mapping_hash' then
   return redis.error_reply(
-      'BAD_KEYS links must be {<name>}:mapping_hash with <name> as in counter, but KEYS[2] is ' .. shown(links))
+      'BAD_KEYS KEYS[2] must be {<name>}:mapping_hash with <name> as in counter, got ' .. shown(links))
 end
 if cache ~= tag_of_keys .. ':mapping_cache' then
   return redis.error_reply(
-      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in counter, but KEYS[3] is ' .. shown(cache))
+      'BAD_KEYS KEYS[3] must be {<name>}:mapping_cache with <name> as in counter, got ' .. shown(cache))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -9341,24 +9043,19 @@ local limits = KEYS[3]
 local visits = KEYS[4]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
 end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
-end
-if visits ~= tag_of_keys .. ':visits' then
-  return redis.error_reply(
-      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
+for i, each in ipairs({ ':expiries', ':limits', ':visits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -9423,21 +9120,20 @@ end
 local slowest = KEYS[1]
 local context = ARGV[1]
 if context == '' then
-  return redis.error_reply('BAD_CONTEXT context must not be empty')
+  return redis.error_reply('BAD_CONTEXT must not be empty')
 end
 local average = float(ARGV[2])
 if not average then
   return redis.error_reply(
-      'BAD_AVERAGE average must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_AVERAGE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
 end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if slowest == '' then
-  return redis.error_reply('BAD_KEYS slowest must be <key>, but KEYS[1] is ' .. shown(slowest))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(slowest))
 end
 -- End of the generated input checks.
 redis.call('ZADD', slowest, average, context)
@@ -9493,31 +9189,22 @@ local pstart = KEYS[4]
 local value = float(ARGV[1])
 if not value then
   return redis.error_reply(
-      'BAD_VALUE value must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[1]))
+      'BAD_VALUE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[1]))
 end
 local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if stats == '' or not string.find(stats, '^[^{]*{[^}]+}') or not key_group_fits(stats, { '', ':', ':', '' }) then
-  return redis.error_reply('BAD_KEYS stats must be {<prefix>:<context>:<kind>}, but KEYS[1] is ' .. shown(stats))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<prefix>:<context>:<kind>}, got ' .. shown(stats))
 end
-if start ~= stats .. ':start' then
-  return redis.error_reply(
-      'BAD_KEYS start must be {<prefix>:<context>:<kind>}:start with the hash tag as in stats, but KEYS[2] is '
-      .. shown(start))
-end
-if last ~= stats .. ':last' then
-  return redis.error_reply(
-      'BAD_KEYS last must be {<prefix>:<context>:<kind>}:last with the hash tag as in stats, but KEYS[3] is '
-      .. shown(last))
-end
-if pstart ~= stats .. ':pstart' then
-  return redis.error_reply(
-      'BAD_KEYS pstart must be {<prefix>:<context>:<kind>}:pstart with the hash tag as in stats, but KEYS[4] is '
-      .. shown(pstart))
+for i, each in ipairs({ ':start', ':last', ':pstart' }) do
+  if KEYS[i + 1] ~= stats .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<prefix>:<context>:<kind>}' .. each ..
+        ' with the hash tag as in stats, got ' .. shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 if math.abs(value) > 1e100 then
@@ -9590,11 +9277,11 @@ end
 local target_tags = KEYS[1]
 local target = ARGV[1]
 if target == '' then
-  return redis.error_reply('BAD_TARGET target must not be empty')
+  return redis.error_reply('BAD_TARGET must not be empty')
 end
 for i = 2, #ARGV do
   if ARGV[i] == '' then
-    return redis.error_reply('BAD_TAG tag must not be empty, but ARGV[' .. i .. '] is')
+    return redis.error_reply('BAD_TAG ARGV[' .. i .. '] must not be empty')
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
@@ -9605,14 +9292,14 @@ end
 local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
-      .. shown(target_tags))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:target:<target> with <target> = ARGV[1], got ' .. shown(target_tags))
 end
 for i = 2, #KEYS do
   if KEYS[i] ~= tag_of_keys .. ':tag:' .. ARGV[i] then
     return redis.error_reply(
-        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the ' ..
-        'tag arguments, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i ..
+        '] must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the tag arguments, got ' ..
+        shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -9663,19 +9350,19 @@ end
 local cache = KEYS[1]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local cache_parts = key_split(cache, { '', ':cached:', '' }, true)
 if not cache_parts then
-  return redis.error_reply('BAD_KEYS cache must be {<namespace>}:cached:<tags>, but KEYS[1] is ' .. shown(cache))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:cached:<tags>, got ' .. shown(cache))
 end
 local tag_of_keys = cache_parts[1]
 for i = 2, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':tag:', '') then
     return redis.error_reply(
-        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in cache, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<namespace>}:tag:<tag> with <namespace> as in cache, got ' ..
+        shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -9734,11 +9421,11 @@ end
 local target_tags = KEYS[1]
 local target = ARGV[1]
 if target == '' then
-  return redis.error_reply('BAD_TARGET target must not be empty')
+  return redis.error_reply('BAD_TARGET must not be empty')
 end
 for i = 2, #ARGV do
   if ARGV[i] == '' then
-    return redis.error_reply('BAD_TAG tag must not be empty, but ARGV[' .. i .. '] is')
+    return redis.error_reply('BAD_TAG ARGV[' .. i .. '] must not be empty')
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
@@ -9749,14 +9436,14 @@ end
 local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
-      .. shown(target_tags))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:target:<target> with <target> = ARGV[1], got ' .. shown(target_tags))
 end
 for i = 2, #KEYS do
   if KEYS[i] ~= tag_of_keys .. ':tag:' .. ARGV[i] then
     return redis.error_reply(
-        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the ' ..
-        'tag arguments, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i ..
+        '] must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the tag arguments, got ' ..
+        shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -9803,6 +9490,7 @@ redis.register_function{
 --- @error BAD_CURSOR          empty, or not a decimal integer
 --- @error BAD_COUNT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
+--- @uses safe_integer
 --- @clock caller
 --- @complexity O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -9814,37 +9502,37 @@ local known = KEYS[1]
 local hash = KEYS[2]
 local name = ARGV[1]
 if name == '' then
-  return redis.error_reply('BAD_NAME name must not be empty')
+  return redis.error_reply('BAD_NAME must not be empty')
 end
 local precision = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not precision or precision > 1000000000 then
-  return redis.error_reply('BAD_PRECISION precision must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_PRECISION must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
 end
 local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 local samples = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not samples or samples > 100000 then
-  return redis.error_reply('BAD_SAMPLES samples must be an integer from 1 to 100000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_SAMPLES must be an integer from 1 to 100000, got ' .. shown(ARGV[4]))
 end
 local cursor = ARGV[5]
 if cursor == '' then
-  return redis.error_reply('BAD_CURSOR cursor must not be empty')
+  return redis.error_reply('BAD_CURSOR must not be empty')
 end
 local count = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
 if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(known, '^(.+):known$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:known, got ' .. shown(known))
 end
 if hash ~= tag_of_keys .. ':count:' .. ARGV[2] .. ':' .. name then
   return redis.error_reply(
-      'BAD_KEYS hash must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> = ' ..
-      'ARGV[2] and <name> = ARGV[1], but KEYS[2] is ' .. shown(hash))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> ' ..
+      '= ARGV[2] and <name> = ARGV[1], got ' .. shown(hash))
 end
 -- End of the generated input checks.
 if not string.match(cursor, '^%d+$') or #cursor > 20 then
@@ -9903,6 +9591,7 @@ redis.register_function{
 --- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_SAMPLE          a slot holds something other than an integer
 --- @error OVERFLOW            a slot would leave the 64-bit integers
+--- @uses integer shown
 --- @clock caller
 --- @complexity O(P log K), P = the precisions (at most 16), K = the known counters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -9914,22 +9603,22 @@ end
 local known = KEYS[1]
 local name = ARGV[1]
 if name == '' then
-  return redis.error_reply('BAD_NAME name must not be empty')
+  return redis.error_reply('BAD_NAME must not be empty')
 end
 local count = tonumber(string.match(ARGV[2], '^%-?[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not count or count < -999999999999999 or count > 999999999999999 then
   return redis.error_reply(
-      'BAD_COUNT count must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
+      'BAD_COUNT must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 for i = 4, #ARGV do
   local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
   if not each or each > 1000000000 then
     return redis.error_reply(
-        'BAD_PRECISION precision must be integers from 1 to 1000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_PRECISION ARGV[' .. i .. '] must be an integer from 1 to 1000000000, got ' .. shown(ARGV[i]))
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
@@ -9939,13 +9628,14 @@ if #KEYS - 2 ~= #ARGV - 4 then
 end
 local tag_of_keys = string.match(known, '^(.+):known$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:known, got ' .. shown(known))
 end
 for i = 2, #KEYS do
   if KEYS[i] ~= tag_of_keys .. ':count:' .. ARGV[i + 2] .. ':' .. name then
     return redis.error_reply(
-        'BAD_KEYS counts must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and ' ..
-        '<precision> from the precision arguments and <name> = ARGV[1], but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i ..
+        '] must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> from the ' ..
+        'precision arguments and <name> = ARGV[1], got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -10039,17 +9729,14 @@ if #KEYS ~= 1 or #ARGV < 3 or #ARGV > 2001 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local timeline = KEYS[1]
-local max_length = nil
-if ARGV[1] ~= '' then
-  max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not max_length or max_length > 999999999999999 then
-    return redis.error_reply(
-        'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
-  end
+local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not max_length or max_length > 999999999999999) then
+  return redis.error_reply(
+      'BAD_MAX_LENGTH must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if timeline == '' then
-  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(timeline))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
@@ -10107,19 +9794,19 @@ end
 local timeline = KEYS[1]
 local min = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not min or min > 999999999999999 then
-  return redis.error_reply('BAD_MIN min must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MIN must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local max = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not max or max > 999999999999999 then
-  return redis.error_reply('BAD_MAX max must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_MAX must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if timeline == '' then
-  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(timeline))
 end
 -- End of the generated input checks.
 local doomed = redis.call('ZRANGEBYSCORE', timeline, min, max, 'LIMIT', 0, limit)
@@ -10161,10 +9848,10 @@ local x = KEYS[1]
 local y = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if x == '' then
-  return redis.error_reply('BAD_KEYS x must be <x>, but KEYS[1] is ' .. shown(x))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <x>, got ' .. shown(x))
 end
 if y == '' then
-  return redis.error_reply('BAD_KEYS y must be <y>, but KEYS[2] is ' .. shown(y))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be <y>, got ' .. shown(y))
 end
 -- End of the generated input checks.
 local MAX_MEMBERS = 10000
@@ -10210,11 +9897,11 @@ local scratch = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(scratch, '^(.+):union_scratch$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS scratch must be {<key>}:union_scratch, but KEYS[1] is ' .. shown(scratch))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<key>}:union_scratch, got ' .. shown(scratch))
 end
 for i = 2, #KEYS do
   if KEYS[i] == '' then
-    return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -10263,6 +9950,7 @@ redis.register_function{
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_COUNTS          `counts` holds a login count of the user that is no count; nothing was written
+--- @uses safe_integer shown
 --- @clock server
 --- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -10276,27 +9964,23 @@ local last = KEYS[3]
 local recent = KEYS[4]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(ids, '^(.+):ids$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids, but KEYS[1] is ' .. shown(ids))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:ids, got ' .. shown(ids))
 end
-if counts ~= tag_of_keys .. ':counts' then
-  return redis.error_reply(
-      'BAD_KEYS counts must be {<name>}:counts with <name> as in ids, but KEYS[2] is ' .. shown(counts))
-end
-if last ~= tag_of_keys .. ':last' then
-  return redis.error_reply('BAD_KEYS last must be {<name>}:last with <name> as in ids, but KEYS[3] is ' .. shown(last))
-end
-if recent ~= tag_of_keys .. ':recent' then
-  return redis.error_reply(
-      'BAD_KEYS recent must be {<name>}:recent with <name> as in ids, but KEYS[4] is ' .. shown(recent))
+for i, each in ipairs({ ':counts', ':last', ':recent' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in ids, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`ids` is read first).
@@ -10374,7 +10058,7 @@ redis.register_function{
 --- @error BAD_DIRECTION       not one of its choices
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_POSTED          `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject
---- @uses rank
+--- @uses rank safe_integer shown
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -10389,38 +10073,33 @@ local hot_rank = KEYS[4]
 local best_rank = KEYS[5]
 local subject = ARGV[1]
 if subject == '' then
-  return redis.error_reply('BAD_SUBJECT subject must not be empty')
+  return redis.error_reply('BAD_SUBJECT must not be empty')
 end
 local user = ARGV[2]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local direction = ARGV[3]
 if direction ~= 'up' and direction ~= 'down' and direction ~= 'none' then
-  return redis.error_reply('BAD_DIRECTION direction must be one of up, down, none, got ' .. shown(direction))
+  return redis.error_reply('BAD_DIRECTION must be one of up, down, none, got ' .. shown(direction))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:up:<subject> with <subject> = ARGV[1], got ' .. shown(up))
 end
 if down ~= tag_of_keys .. ':down:' .. subject then
   return redis.error_reply(
-      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
-      'KEYS[2] is ' .. shown(down))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], got ' ..
+      shown(down))
 end
-if posted ~= tag_of_keys .. ':posted' then
-  return redis.error_reply(
-      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
-end
-if hot_rank ~= tag_of_keys .. ':hot' then
-  return redis.error_reply(
-      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
-end
-if best_rank ~= tag_of_keys .. ':best' then
-  return redis.error_reply(
-      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
+for i, each in ipairs({ ':posted', ':hot', ':best' }) do
+  if KEYS[i + 2] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 2 .. '] must be {<namespace>}' .. each .. ' with <namespace> as in up, got ' ..
+        shown(KEYS[i + 2]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -10491,30 +10170,25 @@ local hot_rank = KEYS[4]
 local best_rank = KEYS[5]
 local subject = ARGV[1]
 if subject == '' then
-  return redis.error_reply('BAD_SUBJECT subject must not be empty')
+  return redis.error_reply('BAD_SUBJECT must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:up:<subject> with <subject> = ARGV[1], got ' .. shown(up))
 end
 if down ~= tag_of_keys .. ':down:' .. subject then
   return redis.error_reply(
-      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
-      'KEYS[2] is ' .. shown(down))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], got ' ..
+      shown(down))
 end
-if posted ~= tag_of_keys .. ':posted' then
-  return redis.error_reply(
-      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
-end
-if hot_rank ~= tag_of_keys .. ':hot' then
-  return redis.error_reply(
-      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
-end
-if best_rank ~= tag_of_keys .. ':best' then
-  return redis.error_reply(
-      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
+for i, each in ipairs({ ':posted', ':hot', ':best' }) do
+  if KEYS[i + 2] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 2 .. '] must be {<namespace>}' .. each .. ' with <namespace> as in up, got ' ..
+        shown(KEYS[i + 2]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -10568,37 +10242,29 @@ local hot_rank = KEYS[4]
 local best_rank = KEYS[5]
 local subject = ARGV[1]
 if subject == '' then
-  return redis.error_reply('BAD_SUBJECT subject must not be empty')
+  return redis.error_reply('BAD_SUBJECT must not be empty')
 end
-local at = nil
-if ARGV[2] ~= '' then
-  at = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
-  if not at or at > 999999999999999 then
-    return redis.error_reply('BAD_AT at must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
-  end
+local at = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if ARGV[2] ~= '' and (not at or at > 999999999999999) then
+  return redis.error_reply('BAD_AT must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:up:<subject> with <subject> = ARGV[1], got ' .. shown(up))
 end
 if down ~= tag_of_keys .. ':down:' .. subject then
   return redis.error_reply(
-      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
-      'KEYS[2] is ' .. shown(down))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], got ' ..
+      shown(down))
 end
-if posted ~= tag_of_keys .. ':posted' then
-  return redis.error_reply(
-      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
-end
-if hot_rank ~= tag_of_keys .. ':hot' then
-  return redis.error_reply(
-      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
-end
-if best_rank ~= tag_of_keys .. ':best' then
-  return redis.error_reply(
-      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
+for i, each in ipairs({ ':posted', ':hot', ':best' }) do
+  if KEYS[i + 2] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 2 .. '] must be {<namespace>}' .. each .. ' with <namespace> as in up, got ' ..
+        shown(KEYS[i + 2]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -10646,14 +10312,14 @@ local user = ARGV[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local up_parts = key_split(up, { '', ':up:', '' }, true)
 if not up_parts then
-  return redis.error_reply('BAD_KEYS up must be {<namespace>}:up:<subject>, but KEYS[1] is ' .. shown(up))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:up:<subject>, got ' .. shown(up))
 end
 local tag_of_keys = up_parts[1]
 local subject_of_keys = up_parts[2]
 if down ~= tag_of_keys .. ':down:' .. subject_of_keys then
   return redis.error_reply(
-      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> as in up, but ' ..
-      'KEYS[2] is ' .. shown(down))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> as in up, got ' ..
+      shown(down))
 end
 -- End of the generated input checks.
 local mine = 0
@@ -10697,6 +10363,7 @@ redis.register_function{
 --- @error BAD_CARTS           not 1 or 0
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ENTRIES         a token without a time, empty, or not its keys' token; a time not whole ms below 10^15
+--- @uses shown
 --- @complexity O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -10708,21 +10375,20 @@ local login = KEYS[1]
 local recent = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not limit or limit > 999999999999999 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local carts = ARGV[2]
-if carts ~= '1' and carts ~= '0' then
-  return redis.error_reply('BAD_CARTS carts must be 1 or 0, got ' .. shown(carts))
+local carts = ARGV[2] == '1'
+if not carts and ARGV[2] ~= '0' then
+  return redis.error_reply('BAD_CARTS must be 1 or 0, got ' .. shown(ARGV[2]))
 end
-carts = carts == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(login, '^(.+):login$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:login, got ' .. shown(login))
 end
 if recent ~= tag_of_keys .. ':recent' then
   return redis.error_reply(
-      'BAD_KEYS recent must be {<namespace>}:recent with <namespace> as in login, but KEYS[2] is ' .. shown(recent))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:recent with <namespace> as in login, got ' .. shown(recent))
 end
 local token_of_item
 for i = 3, #KEYS do
@@ -10730,14 +10396,15 @@ for i = 3, #KEYS do
     token_of_item = key_cut(KEYS[i], tag_of_keys .. ':viewed:', '')
     if not token_of_item then
       return redis.error_reply(
-          'BAD_KEYS sessions must be {<namespace>}:viewed:<token> with <namespace> as in login, but KEYS['
-          .. i .. '] is ' .. shown(KEYS[i]))
+          'BAD_KEYS KEYS[' .. i .. '] must be {<namespace>}:viewed:<token> with <namespace> as in login, got ' ..
+          shown(KEYS[i]))
     end
-  elseif (i - 3) % 2 == 1 then
+  else
     if KEYS[i] ~= tag_of_keys .. ':cart:' .. token_of_item then
       return redis.error_reply(
-          'BAD_KEYS sessions must be {<namespace>}:cart:<token> with <namespace> as in login and <token> as in ' ..
-          'sessions, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+          'BAD_KEYS KEYS[' .. i ..
+          '] must be {<namespace>}:cart:<token> with <namespace> as in login and <token> as in sessions, got ' ..
+          shown(KEYS[i]))
     end
   end
 end
@@ -10817,17 +10484,16 @@ local views = KEYS[1]
 local scratch = KEYS[2]
 local keep = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(views, '^(.+):viewed$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS views must be {<namespace>}:viewed, but KEYS[1] is ' .. shown(views))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:viewed, got ' .. shown(views))
 end
 if scratch ~= tag_of_keys .. ':rescaling' then
   return redis.error_reply(
-      'BAD_KEYS scratch must be {<namespace>}:rescaling with <namespace> as in views, but KEYS[2] is '
-      .. shown(scratch))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:rescaling with <namespace> as in views, got ' .. shown(scratch))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -10881,6 +10547,7 @@ redis.register_function{
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECENT          `recent` holds a last-seen time of the token that is not whole ms; nothing was written
+--- @uses safe_integer shown
 --- @clock server
 --- @complexity O(log N), N = the tokens (the trim drops one item at most)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -10894,34 +10561,34 @@ local viewed = KEYS[3]
 local views = KEYS[4]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local user = ARGV[2]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local item = ARGV[3]
 local keep = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not keep or keep > 1000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(login, '^(.+):login$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:login, got ' .. shown(login))
 end
 if recent ~= tag_of_keys .. ':recent' then
   return redis.error_reply(
-      'BAD_KEYS recent must be {<namespace>}:recent with <namespace> as in login, but KEYS[2] is ' .. shown(recent))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:recent with <namespace> as in login, got ' .. shown(recent))
 end
 if viewed ~= tag_of_keys .. ':viewed:' .. token then
   return redis.error_reply(
-      'BAD_KEYS viewed must be {<namespace>}:viewed:<token> with <namespace> as in login and <token> = ARGV[1], but ' ..
-      'KEYS[3] is ' .. shown(viewed))
+      'BAD_KEYS KEYS[3] must be {<namespace>}:viewed:<token> with <namespace> as in login and <token> = ARGV[1], ' ..
+      'got ' .. shown(viewed))
 end
 if views ~= tag_of_keys .. ':viewed' then
   return redis.error_reply(
-      'BAD_KEYS views must be {<namespace>}:viewed with <namespace> as in login, but KEYS[4] is ' .. shown(views))
+      'BAD_KEYS KEYS[4] must be {<namespace>}:viewed with <namespace> as in login, got ' .. shown(views))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -11203,6 +10870,14 @@ local function drop_results(results_hash, kept_set, at, budget)
     redis.call('HDEL', results_hash, unpack(gone))
   end
 end
+-- An error reply when `value`, the result of job `job_id`, is longer than the `most`
+-- bytes the queue keeps (its `result_max`); nil when it fits. Checked before any write.
+local function result_too_big(job_id, value, most)
+  if #value > most then
+    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(job_id) .. ' is ' .. #value
+      .. ' bytes, more than the ' .. most .. ' the queue keeps')
+  end
+end
 -- Keeps `value`, the result of job `job_id`, until `at` + `ttl` (ms, server clock): the
 -- value in `results_hash`, its expiry in `kept_set`; then drops up to two results whose
 -- time has passed, so the results kept shrink as fast as they grow. The caller checked
@@ -11465,7 +11140,7 @@ redis.register_function{
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
 --- @error RESULT_TOO_BIG         `result` is longer than the queue's `result_max`; nothing was written
 --- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
---- @uses emit keep_result parent_of child_ended
+--- @uses emit keep_result parent_of child_ended result_too_big
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11484,49 +11159,24 @@ local results = KEYS[8]
 local kept = KEYS[9]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local result = ARGV[3]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[2] is ' .. shown(leased))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[5] is ' .. shown(groups))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[6] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[7] is ' .. shown(events))
-end
-if results ~= tag_of_keys .. ':results' then
-  return redis.error_reply(
-      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[8] is ' .. shown(results))
-end
-if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[9] is ' .. shown(kept))
+for i, each in ipairs({ ':leased', ':parked', ':jobs', ':groups', ':signal', ':events', ':results', ':kept' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -11564,9 +11214,9 @@ if bad then
   return bad
 end
 if result ~= '' then
-  if #result > settings.result_max then
-    return redis.error_reply('RESULT_TOO_BIG the result is ' .. #result .. ' bytes, more than the '
-      .. settings.result_max .. ' the queue keeps')
+  local too_big = result_too_big(id, result, settings.result_max)
+  if too_big then
+    return too_big
   end
   redis.call('HLEN', results)
   redis.call('ZCARD', kept)
@@ -11645,42 +11295,29 @@ local signal = KEYS[5]
 local turns = KEYS[6]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local payload = ARGV[2]
 local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not priority or priority > 255 then
-  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end
 local delay = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
 if not delay or delay > 1000000000000 then
-  return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[4]))
 end
 local group = ARGV[5]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[6] is ' .. shown(turns))
+for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- Read before the first write: the keys' types, and where the job waits for its turn.
@@ -11744,7 +11381,7 @@ redis.register_function{
 --- @error DUPLICATE              a child's id is in the queue already, or twice in the flow, or is the parent's
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
---- @uses add_job next_rank settings_of
+--- @uses add_job next_rank settings_of safe_integer shown
 --- @clock server
 --- @complexity O(C log N), C ≤ 50 the children, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11758,30 +11395,25 @@ local jobs = KEYS[3]
 local signal = KEYS[4]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local payload = ARGV[2]
 local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not priority or priority > 255 then
-  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end
 local group = ARGV[4]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+for i, each in ipairs({ ':delayed', ':jobs', ':signal' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 for _, zset in ipairs({ waiting, delayed, signal }) do
@@ -11859,7 +11491,7 @@ redis.register_function{
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
---- @uses drop_record parse_parked
+--- @uses drop_record parse_parked shown
 --- @complexity O(C × log N), C = `count`, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -11873,32 +11505,23 @@ local parked = KEYS[4]
 local jobs = KEYS[5]
 local state = ARGV[1]
 if state ~= 'waiting' and state ~= 'delayed' and state ~= 'parked' and state ~= 'dead' then
-  return redis.error_reply('BAD_STATE state must be one of waiting, delayed, parked, dead, got ' .. shown(state))
+  return redis.error_reply('BAD_STATE must be one of waiting, delayed, parked, dead, got ' .. shown(state))
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[3] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[4] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[5] is ' .. shown(jobs))
+for i, each in ipairs({ ':delayed', ':dead', ':parked', ':jobs' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -12003,7 +11626,7 @@ redis.register_function{
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
---- @uses settings_of parked_prefix parse_parked wake_workers
+--- @uses settings_of parked_prefix parse_parked wake_workers shown
 --- @complexity O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -12015,134 +11638,75 @@ local jobs = KEYS[2]
 local wake = KEYS[3]
 local signal = KEYS[4]
 local events = KEYS[5]
-local group_concurrency = nil
-if ARGV[1] ~= '' then
-  group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
-  if not group_concurrency or group_concurrency > 1000000 then
-    return redis.error_reply(
-        'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, or empty, got '
-        .. shown(ARGV[1]))
-  end
+local group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if ARGV[1] ~= '' and (not group_concurrency or group_concurrency > 1000000) then
+  return redis.error_reply(
+      'BAD_GROUP_CONCURRENCY must be an integer from 0 to 1000000, or empty, got ' .. shown(ARGV[1]))
 end
-local group_rate = nil
-if ARGV[2] ~= '' then
-  group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
-  if not group_rate or group_rate > 1000 then
-    return redis.error_reply(
-        'BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[2]))
-  end
+local group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if ARGV[2] ~= '' and (not group_rate or group_rate > 1000) then
+  return redis.error_reply('BAD_GROUP_RATE must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[2]))
 end
-local group_period = nil
-if ARGV[3] ~= '' then
-  group_period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not group_period or group_period > 10000000000 then
-    return redis.error_reply(
-        'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, or empty, got '
-        .. shown(ARGV[3]))
-  end
+local group_period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not group_period or group_period > 10000000000) then
+  return redis.error_reply(
+      'BAD_GROUP_PERIOD must be whole milliseconds from 1 to 10000000000, or empty, got ' .. shown(ARGV[3]))
 end
-local queue_concurrency = nil
-if ARGV[4] ~= '' then
-  queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
-  if not queue_concurrency or queue_concurrency > 1000000 then
-    return redis.error_reply(
-        'BAD_QUEUE_CONCURRENCY queue_concurrency must be an integer from 0 to 1000000, or empty, got '
-        .. shown(ARGV[4]))
-  end
+local queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+if ARGV[4] ~= '' and (not queue_concurrency or queue_concurrency > 1000000) then
+  return redis.error_reply(
+      'BAD_QUEUE_CONCURRENCY must be an integer from 0 to 1000000, or empty, got ' .. shown(ARGV[4]))
 end
-local queue_rate = nil
-if ARGV[5] ~= '' then
-  queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
-  if not queue_rate or queue_rate > 1000 then
-    return redis.error_reply(
-        'BAD_QUEUE_RATE queue_rate must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[5]))
-  end
+local queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
+if ARGV[5] ~= '' and (not queue_rate or queue_rate > 1000) then
+  return redis.error_reply('BAD_QUEUE_RATE must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[5]))
 end
-local queue_period = nil
-if ARGV[6] ~= '' then
-  queue_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
-  if not queue_period or queue_period > 10000000000 then
-    return redis.error_reply(
-        'BAD_QUEUE_PERIOD queue_period must be whole milliseconds from 1 to 10000000000, or empty, got '
-        .. shown(ARGV[6]))
-  end
+local queue_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+if ARGV[6] ~= '' and (not queue_period or queue_period > 10000000000) then
+  return redis.error_reply(
+      'BAD_QUEUE_PERIOD must be whole milliseconds from 1 to 10000000000, or empty, got ' .. shown(ARGV[6]))
 end
-local dead_max = nil
-if ARGV[7] ~= '' then
-  dead_max = tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
-  if not dead_max or dead_max > 10000000 then
-    return redis.error_reply(
-        'BAD_DEAD_MAX dead_max must be an integer from 1 to 10000000, or empty, got ' .. shown(ARGV[7]))
-  end
+local dead_max = tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
+if ARGV[7] ~= '' and (not dead_max or dead_max > 10000000) then
+  return redis.error_reply('BAD_DEAD_MAX must be an integer from 1 to 10000000, or empty, got ' .. shown(ARGV[7]))
 end
-local dead_age = nil
-if ARGV[8] ~= '' then
-  dead_age = tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
-  if not dead_age or dead_age > 1000000000000 then
-    return redis.error_reply(
-        'BAD_DEAD_AGE dead_age must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[8]))
-  end
+local dead_age = tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
+if ARGV[8] ~= '' and (not dead_age or dead_age > 1000000000000) then
+  return redis.error_reply(
+      'BAD_DEAD_AGE must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[8]))
 end
-local metrics_minutes = nil
-if ARGV[9] ~= '' then
-  metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
-  if not metrics_minutes or metrics_minutes > 1440 then
-    return redis.error_reply(
-        'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 1440, or empty, got ' .. shown(ARGV[9]))
-  end
+local metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
+if ARGV[9] ~= '' and (not metrics_minutes or metrics_minutes > 1440) then
+  return redis.error_reply('BAD_METRICS_MINUTES must be an integer from 0 to 1440, or empty, got ' .. shown(ARGV[9]))
 end
-local events_max = nil
-if ARGV[10] ~= '' then
-  events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
-  if not events_max or events_max > 100000 then
-    return redis.error_reply(
-        'BAD_EVENTS_MAX events_max must be an integer from 0 to 100000, or empty, got ' .. shown(ARGV[10]))
-  end
+local events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+if ARGV[10] ~= '' and (not events_max or events_max > 100000) then
+  return redis.error_reply('BAD_EVENTS_MAX must be an integer from 0 to 100000, or empty, got ' .. shown(ARGV[10]))
 end
-local result_ttl = nil
-if ARGV[11] ~= '' then
-  result_ttl = tonumber(string.match(ARGV[11], '^[1-9]%d*$'))
-  if not result_ttl or result_ttl > 2592000000 then
-    return redis.error_reply(
-        'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, or empty, got ' .. shown(ARGV[11]))
-  end
+local result_ttl = tonumber(string.match(ARGV[11], '^[1-9]%d*$'))
+if ARGV[11] ~= '' and (not result_ttl or result_ttl > 2592000000) then
+  return redis.error_reply(
+      'BAD_RESULT_TTL must be whole milliseconds from 1 to 2592000000, or empty, got ' .. shown(ARGV[11]))
 end
-local result_max = nil
-if ARGV[12] ~= '' then
-  result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
-  if not result_max or result_max > 16384 then
-    return redis.error_reply(
-        'BAD_RESULT_MAX result_max must be an integer from 1 to 16384, or empty, got ' .. shown(ARGV[12]))
-  end
+local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
+if ARGV[12] ~= '' and (not result_max or result_max > 16384) then
+  return redis.error_reply('BAD_RESULT_MAX must be an integer from 1 to 16384, or empty, got ' .. shown(ARGV[12]))
 end
-local group_turns = nil
-if ARGV[13] ~= '' then
-  group_turns = tonumber(string.match(ARGV[13], '^[1-9]%d*$') or string.match(ARGV[13], '^0$'))
-  if not group_turns or group_turns > 1 then
-    return redis.error_reply(
-        'BAD_GROUP_TURNS group_turns must be an integer from 0 to 1, or empty, got ' .. shown(ARGV[13]))
-  end
+local group_turns = tonumber(string.match(ARGV[13], '^[1-9]%d*$') or string.match(ARGV[13], '^0$'))
+if ARGV[13] ~= '' and (not group_turns or group_turns > 1) then
+  return redis.error_reply('BAD_GROUP_TURNS must be an integer from 0 to 1, or empty, got ' .. shown(ARGV[13]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS parked must be {<name>}:parked, but KEYS[1] is ' .. shown(parked))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:parked, got ' .. shown(parked))
 end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in parked, but KEYS[2] is ' .. shown(jobs))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in parked, but KEYS[3] is ' .. shown(wake))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in parked, but KEYS[4] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in parked, but KEYS[5] is ' .. shown(events))
+for i, each in ipairs({ ':jobs', ':wake', ':signal', ':events' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in parked, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -12247,23 +11811,14 @@ local parked = KEYS[5]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 return {
@@ -12313,7 +11868,7 @@ redis.register_function{
 --- @error NOT_PAUSED             the queue is running: pause it first
 --- @error JOBS_RUNNING           workers hold jobs, and `force` is 0
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
---- @uses drop_record parse_parked
+--- @uses drop_record parse_parked shown
 --- @complexity O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -12336,69 +11891,24 @@ local kept = KEYS[13]
 local turns = KEYS[14]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
-local force = ARGV[2]
-if force ~= '1' and force ~= '0' then
-  return redis.error_reply('BAD_FORCE force must be 1 or 0, got ' .. shown(force))
+local force = ARGV[2] == '1'
+if not force and ARGV[2] ~= '0' then
+  return redis.error_reply('BAD_FORCE must be 1 or 0, got ' .. shown(ARGV[2]))
 end
-force = force == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in waiting, but KEYS[8] is ' .. shown(wake))
-end
-if idle ~= tag_of_keys .. ':idle' then
-  return redis.error_reply(
-      'BAD_KEYS idle must be {<name>}:idle with <name> as in waiting, but KEYS[9] is ' .. shown(idle))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
-end
-if results ~= tag_of_keys .. ':results' then
-  return redis.error_reply(
-      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
-end
-if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
+    ':events', ':results', ':kept', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -12491,7 +12001,7 @@ redis.register_function{
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of a due schedule that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time that these scripts do not write
---- @uses schedule_of run_of
+--- @uses schedule_of run_of safe_integer shown
 --- @clock server
 --- @complexity O(log S + M), S = the schedules, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -12504,21 +12014,19 @@ local due = KEYS[2]
 local schedules_wake = KEYS[3]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(schedules, '^(.+):schedules$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
 end
 if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
   return redis.error_reply(
-      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
-      .. shown(schedules_wake))
+      'BAD_KEYS KEYS[3] must be {<name>}:schedules_wake with <name> as in schedules, got ' .. shown(schedules_wake))
 end
 -- End of the generated input checks.
 -- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
@@ -12578,6 +12086,7 @@ redis.register_function{
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_EVENTS             `events` holds an entry these scripts did not write
+--- @uses safe_integer shown
 --- @complexity O(log N + C), N = the entries, C = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -12587,16 +12096,16 @@ end
 local events = KEYS[1]
 local after = ARGV[1]
 if #after < 3 or #after > 33 then
-  return redis.error_reply('BAD_AFTER after must be from 3 to 33 bytes long, got ' .. #after .. ' bytes')
+  return redis.error_reply('BAD_AFTER must be from 3 to 33 bytes long, got ' .. #after .. ' bytes')
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_COUNT must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(events, '^(.+):events$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS events must be {<name>}:events, but KEYS[1] is ' .. shown(events))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:events, got ' .. shown(events))
 end
 -- End of the generated input checks.
 local after_ms, after_seq = string.match(after, '^(%d+)%-(%d+)$')
@@ -12670,6 +12179,7 @@ redis.register_function{
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @uses shown
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -12682,25 +12192,23 @@ local leased = KEYS[1]
 local jobs = KEYS[2]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(leased, '^(.+):leased$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS leased must be {<name>}:leased, but KEYS[1] is ' .. shown(leased))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:leased, got ' .. shown(leased))
 end
 if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in leased, but KEYS[2] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:jobs with <name> as in leased, got ' .. shown(jobs))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -12788,54 +12296,34 @@ local due = KEYS[7]
 local turns = KEYS[8]
 local schedule = ARGV[1]
 if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
 end
 local run = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not run or run > 1000000000000000 then
-  return redis.error_reply('BAD_RUN run must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_RUN must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[2]))
 end
 local rev = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not rev or rev > 1000000000000000 then
-  return redis.error_reply('BAD_REV rev must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_REV must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
 end
 for i = 4, #ARGV do
   local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))
   if not each or each > 1000000000000000 then
     return redis.error_reply(
-        'BAD_TIMES times must be integers from 0 to 1000000000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_TIMES ARGV[' .. i .. '] must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[i]))
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
-end
-if schedules ~= tag_of_keys .. ':schedules' then
-  return redis.error_reply(
-      'BAD_KEYS schedules must be {<name>}:schedules with <name> as in waiting, but KEYS[6] is ' .. shown(schedules))
-end
-if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply('BAD_KEYS due must be {<name>}:due with <name> as in waiting, but KEYS[7] is ' .. shown(due))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[8] is ' .. shown(turns))
+for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':schedules', ':due', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local times = {}
@@ -12964,6 +12452,7 @@ redis.register_function{
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
 --- @error BAD_TIME               the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)
+--- @uses safe_integer shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -12976,24 +12465,19 @@ local dead = KEYS[3]
 local jobs = KEYS[4]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(delayed, '^(.+):delayed$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS delayed must be {<name>}:delayed, but KEYS[1] is ' .. shown(delayed))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:delayed, got ' .. shown(delayed))
 end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in delayed, but KEYS[2] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in delayed, but KEYS[3] is ' .. shown(dead))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in delayed, but KEYS[4] is ' .. shown(jobs))
+for i, each in ipairs({ ':leased', ':dead', ':jobs' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in delayed, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.
@@ -13064,6 +12548,7 @@ redis.register_function{
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a listed job's rank or delivery count that these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
+--- @uses safe_integer shown
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -13078,41 +12563,27 @@ local parked = KEYS[5]
 local jobs = KEYS[6]
 local state = ARGV[1]
 if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 'dead' and state ~= 'parked' then
-  return redis.error_reply(
-      'BAD_STATE state must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
+  return redis.error_reply('BAD_STATE must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
 end
 local offset = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not offset or offset > 1000000000 then
-  return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
 end
 local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.
@@ -13192,7 +12663,7 @@ redis.register_function{
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
---- @uses settings_of metrics_at slot_counts parked_of turn_number
+--- @uses settings_of metrics_at slot_counts parked_of turn_number safe_integer
 --- @clock server
 --- @complexity O(M + log N), M = `minutes`, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -13209,36 +12680,19 @@ local jobs = KEYS[6]
 local turns = KEYS[7]
 local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not minutes or minutes > 1440 then
-  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MINUTES must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[7] is ' .. shown(turns))
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
@@ -13287,25 +12741,27 @@ reply[10] = settings.metrics_minutes
 
 local rows = {}
 if kept > 0 then
-  local minute = math.floor(now / 60000)
+  -- This minute's slot is the one metrics_at read (the ring is `metrics_minutes` long then);
+  -- the earlier minutes' are read here.
+  rows[1] = { current.minute, current.slot[1], current.slot[2] }
   local fields, slots = {}, {}
-  for i = 0, kept - 1 do
-    fields[i + 1] = '#m:' .. ((minute - i) % settings.metrics_minutes)
+  for i = 1, kept - 1 do
+    fields[i] = '#m:' .. ((current.minute - i) % settings.metrics_minutes)
   end
   -- In steps of 1000 fields: Lua unpacks at most about 8000 values into one call.
-  for from = 1, kept, 1000 do
-    local part = redis.call('HMGET', jobs, unpack(fields, from, math.min(from + 999, kept)))
+  for from = 1, kept - 1, 1000 do
+    local part = redis.call('HMGET', jobs, unpack(fields, from, math.min(from + 999, kept - 1)))
     for i = 1, #part do
       slots[from + i - 1] = part[i]
     end
   end
-  for i = 0, kept - 1 do
+  for i = 1, kept - 1 do
     -- A slot of another minute holds an older minute's counts: this one had none.
-    local counts, bad_slot = slot_counts(fields[i + 1], slots[i + 1], minute - i)
+    local counts, bad_slot = slot_counts(fields[i], slots[i], current.minute - i)
     if not counts then
       return bad_slot
     end
-    rows[i + 1] = { minute - i, counts[1], counts[2] }
+    rows[i + 1] = { current.minute - i, counts[1], counts[2] }
   end
 end
 reply[11] = rows
@@ -13357,7 +12813,7 @@ redis.register_function{
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit
---- @uses parent_of child_ended
+--- @uses parent_of child_ended safe_integer shown
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -13377,58 +12833,32 @@ local signal = KEYS[8]
 local events = KEYS[9]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local delay = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not delay or delay > 1000000000000 then
-  return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
 end
 local max_deliveries = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not max_deliveries or max_deliveries > 1000 then
-  return redis.error_reply(
-      'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_MAX_DELIVERIES must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 local reason = ARGV[5]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[8] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[9] is ' .. shown(events))
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':signal', ':events' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -13532,6 +12962,7 @@ redis.register_function{
 --- @error BAD_ARGS               not 1 key and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write; nothing was written
+--- @uses shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -13542,7 +12973,7 @@ local jobs = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(jobs, '^(.+):jobs$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
 end
 -- End of the generated input checks.
 local paused = redis.call('HGET', jobs, '#paused')
@@ -13570,6 +13001,7 @@ redis.register_function{
 --- @error BAD_ARGS               not 1 key and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write
+--- @uses shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -13580,7 +13012,7 @@ local jobs = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(jobs, '^(.+):jobs$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
 end
 -- End of the generated input checks.
 local paused = redis.call('HGET', jobs, '#paused')
@@ -13626,24 +13058,23 @@ local jobs = KEYS[1]
 local events = KEYS[2]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local progress = ARGV[3]
 if #progress < 1 or #progress > 4096 then
-  return redis.error_reply('BAD_PROGRESS progress must be from 1 to 4096 bytes long, got ' .. #progress .. ' bytes')
+  return redis.error_reply('BAD_PROGRESS must be from 1 to 4096 bytes long, got ' .. #progress .. ' bytes')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(jobs, '^(.+):jobs$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
 end
 if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in jobs, but KEYS[2] is ' .. shown(events))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:events with <name> as in jobs, got ' .. shown(events))
 end
 -- End of the generated input checks.
 local _, bad, stored_settings = held_group(jobs, id, token)
@@ -13695,7 +13126,7 @@ redis.register_function{
 --- @error NO_GROUP               the job has no group: nack it instead
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @error BAD_GROUPS             `groups` holds a count or time these scripts do not write; nothing was written
---- @uses held_group running_of parked_member
+--- @uses held_group running_of parked_member safe_integer shown
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -13711,40 +13142,27 @@ local wake = KEYS[5]
 local idle = KEYS[6]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local hold = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not hold or hold > 10000000000 then
-  return redis.error_reply('BAD_HOLD hold must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_HOLD must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(leased, '^(.+):leased$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS leased must be {<name>}:leased, but KEYS[1] is ' .. shown(leased))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:leased, got ' .. shown(leased))
 end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in leased, but KEYS[2] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in leased, but KEYS[3] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in leased, but KEYS[4] is ' .. shown(groups))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in leased, but KEYS[5] is ' .. shown(wake))
-end
-if idle ~= tag_of_keys .. ':idle' then
-  return redis.error_reply(
-      'BAD_KEYS idle must be {<name>}:idle with <name> as in leased, but KEYS[6] is ' .. shown(idle))
+for i, each in ipairs({ ':parked', ':jobs', ':groups', ':wake', ':idle' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in leased, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -13818,7 +13236,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses drop_record parked_member
+--- @uses drop_record parked_member safe_integer shown
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -13832,28 +13250,19 @@ local parked = KEYS[4]
 local jobs = KEYS[5]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[3] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[4] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[5] is ' .. shown(jobs))
+for i, each in ipairs({ ':delayed', ':dead', ':parked', ':jobs' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -13910,16 +13319,15 @@ local schedules = KEYS[1]
 local due = KEYS[2]
 local schedule = ARGV[1]
 if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(schedules, '^(.+):schedules$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
 end
 -- End of the generated input checks.
 -- A read first: a `due` of another type fails with WRONGTYPE before anything is written.
@@ -13953,7 +13361,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses wake_workers next_rank settings_of emit
+--- @uses wake_workers next_rank settings_of emit safe_integer shown
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -13967,28 +13375,19 @@ local signal = KEYS[4]
 local events = KEYS[5]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[2] is ' .. shown(dead))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[5] is ' .. shown(events))
+for i, each in ipairs({ ':dead', ':jobs', ':signal', ':events' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -14041,6 +13440,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_KEPT               `kept` holds a time that is not whole ms (a foreign one)
+--- @uses safe_integer shown
 --- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -14052,16 +13452,15 @@ local results = KEYS[1]
 local kept = KEYS[2]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(results, '^(.+):results$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS results must be {<name>}:results, but KEYS[1] is ' .. shown(results))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:results, got ' .. shown(results))
 end
 if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in results, but KEYS[2] is ' .. shown(kept))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:kept with <name> as in results, got ' .. shown(kept))
 end
 -- End of the generated input checks.
 redis.call('HLEN', results)
@@ -14098,7 +13497,7 @@ redis.register_function{
 --- @error BAD_ARGS               not 2 keys and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write; nothing was written
---- @uses wake_workers
+--- @uses wake_workers shown
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -14110,11 +13509,10 @@ local signal = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(jobs, '^(.+):jobs$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
 end
 if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in jobs, but KEYS[2] is ' .. shown(signal))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:signal with <name> as in jobs, got ' .. shown(signal))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.
@@ -14153,7 +13551,7 @@ redis.register_function{
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field these scripts did not write; nothing was written
---- @uses wake_workers next_rank settings_of emit
+--- @uses wake_workers next_rank settings_of emit safe_integer shown
 --- @complexity O(C × log N), C = `count`, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -14167,28 +13565,19 @@ local signal = KEYS[4]
 local events = KEYS[5]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[2] is ' .. shown(dead))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[5] is ' .. shown(events))
+for i, each in ipairs({ ':dead', ':jobs', ':signal', ':events' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -14267,16 +13656,15 @@ local schedules = KEYS[1]
 local due = KEYS[2]
 local schedule = ARGV[1]
 if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(schedules, '^(.+):schedules$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
 end
 -- End of the generated input checks.
 local config, bad = schedule_of(schedules, schedule)
@@ -14316,7 +13704,7 @@ redis.register_function{
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of a listed schedule that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time or a schedule that these scripts do not write
---- @uses schedule_of schedule_row
+--- @uses schedule_of schedule_row safe_integer shown
 --- @complexity O(log S + M), S = the schedules, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -14327,20 +13715,19 @@ local schedules = KEYS[1]
 local due = KEYS[2]
 local offset = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not offset or offset > 1000000000 then
-  return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[1]))
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(schedules, '^(.+):schedules$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
 end
 -- End of the generated input checks.
 -- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
@@ -14389,7 +13776,7 @@ redis.register_function{
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses parked_member wake_workers
+--- @uses parked_member wake_workers safe_integer shown
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -14404,32 +13791,23 @@ local jobs = KEYS[4]
 local signal = KEYS[5]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not delay or delay > 1000000000000 then
-  return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
+for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -14489,7 +13867,7 @@ redis.register_function{
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses parked_member
+--- @uses parked_member safe_integer shown
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -14501,24 +13879,22 @@ local parked = KEYS[2]
 local jobs = KEYS[3]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local priority = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not priority or priority > 255 then
-  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[2] is ' .. shown(parked))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:parked with <name> as in waiting, got ' .. shown(parked))
 end
 if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:jobs with <name> as in waiting, got ' .. shown(jobs))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -14597,7 +13973,7 @@ redis.register_function{
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
---- @uses schedule_of run_of wake_waiters
+--- @uses schedule_of run_of wake_waiters shown
 --- @clock server
 --- @complexity O(log S), S = the schedules
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -14610,65 +13986,54 @@ local due = KEYS[2]
 local schedules_wake = KEYS[3]
 local schedule = ARGV[1]
 if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
 end
-local every = nil
-if ARGV[2] ~= '' then
-  every = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not every or every > 1000000000000 then
-    return redis.error_reply(
-        'BAD_EVERY every must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[2]))
-  end
+local every = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not every or every > 1000000000000) then
+  return redis.error_reply(
+      'BAD_EVERY must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[2]))
 end
 local offset = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not offset or offset > 1000000000000 then
-  return redis.error_reply(
-      'BAD_OFFSET offset must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_OFFSET must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
 end
 local cron = ARGV[4]
 if #cron < 0 or #cron > 200 then
-  return redis.error_reply('BAD_CRON cron must be from 0 to 200 bytes long, got ' .. #cron .. ' bytes')
+  return redis.error_reply('BAD_CRON must be from 0 to 200 bytes long, got ' .. #cron .. ' bytes')
 end
 local tz = ARGV[5]
 if #tz < 0 or #tz > 64 then
-  return redis.error_reply('BAD_TZ tz must be from 0 to 64 bytes long, got ' .. #tz .. ' bytes')
+  return redis.error_reply('BAD_TZ must be from 0 to 64 bytes long, got ' .. #tz .. ' bytes')
 end
 local catch_up = tonumber(string.match(ARGV[6], '^[1-9]%d*$') or string.match(ARGV[6], '^0$'))
 if not catch_up or catch_up > 100 then
-  return redis.error_reply('BAD_CATCH_UP catch_up must be an integer from 0 to 100, got ' .. shown(ARGV[6]))
+  return redis.error_reply('BAD_CATCH_UP must be an integer from 0 to 100, got ' .. shown(ARGV[6]))
 end
 local priority = tonumber(string.match(ARGV[7], '^[1-9]%d*$') or string.match(ARGV[7], '^0$'))
 if not priority or priority > 255 then
-  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[7]))
+  return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[7]))
 end
 local group = ARGV[8]
 local payload = ARGV[9]
-local first = nil
-if ARGV[10] ~= '' then
-  first = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
-  if not first or first > 1000000000000000 then
-    return redis.error_reply(
-        'BAD_FIRST first must be an integer from 0 to 1000000000000000, or empty, got ' .. shown(ARGV[10]))
-  end
+local first = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+if ARGV[10] ~= '' and (not first or first > 1000000000000000) then
+  return redis.error_reply('BAD_FIRST must be an integer from 0 to 1000000000000000, or empty, got ' .. shown(ARGV[10]))
 end
-local keep = ARGV[11]
-if keep ~= '1' and keep ~= '0' then
-  return redis.error_reply('BAD_KEEP keep must be 1 or 0, got ' .. shown(keep))
+local keep = ARGV[11] == '1'
+if not keep and ARGV[11] ~= '0' then
+  return redis.error_reply('BAD_KEEP must be 1 or 0, got ' .. shown(ARGV[11]))
 end
-keep = keep == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(schedules, '^(.+):schedules$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
 end
 if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
   return redis.error_reply(
-      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
-      .. shown(schedules_wake))
+      'BAD_KEYS KEYS[3] must be {<name>}:schedules_wake with <name> as in schedules, got ' .. shown(schedules_wake))
 end
 -- End of the generated input checks.
 
@@ -14766,7 +14131,7 @@ local jobs = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(jobs, '^(.+):jobs$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
 end
 -- End of the generated input checks.
 local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
@@ -14884,8 +14249,8 @@ redis.register_function{
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
---- @uses parent_of child_ended
---- @uses turn_number last_turn
+--- @uses parent_of child_ended result_too_big
+--- @uses turn_number last_turn safe_integer shown parked_prefix
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -14911,78 +14276,32 @@ local kept = KEYS[13]
 local turns = KEYS[14]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not limit or limit > 10 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 10, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 10, got ' .. shown(ARGV[2]))
 end
 local max_deliveries = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not max_deliveries or max_deliveries > 1000 then
-  return redis.error_reply(
-      'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_MAX_DELIVERIES must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 local token = ARGV[4]
 if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in waiting, but KEYS[8] is ' .. shown(wake))
-end
-if idle ~= tag_of_keys .. ':idle' then
-  return redis.error_reply(
-      'BAD_KEYS idle must be {<name>}:idle with <name> as in waiting, but KEYS[9] is ' .. shown(idle))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
-end
-if results ~= tag_of_keys .. ':results' then
-  return redis.error_reply(
-      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
-end
-if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
+    ':events', ':results', ':kept', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
@@ -15109,9 +14428,9 @@ for i = 1, #done, 3 do
     return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is in done twice')
   end
   local result = done[i + 2]
-  if #result > settings.result_max then
-    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(id) .. ' is ' .. #result
-      .. ' bytes, more than the ' .. settings.result_max .. ' the queue keeps')
+  local too_big = result_too_big(id, result, settings.result_max)
+  if too_big then
+    return too_big
   end
   if result ~= '' then
     results_of[#results_of + 1] = { id = id, result = result }

@@ -13,9 +13,10 @@
 --- @error BAD_QUANTITY               not an integer within its range
 --- @error BAD_KEYS                   a key not named as its template says
 --- @error NOT_A_COUNT                `stock` holds something other than a count of units
+--- @uses integer shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -64,6 +65,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -71,20 +75,19 @@ local stock = KEYS[1]
 local reserved = KEYS[2]
 local order = ARGV[1]
 if order == '' then
-  return redis.error_reply('BAD_ORDER order must not be empty')
+  return redis.error_reply('BAD_ORDER must not be empty')
 end
 local quantity = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not quantity or quantity > 1000000000 then
-  return redis.error_reply('BAD_QUANTITY quantity must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_QUANTITY must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(stock, '^(.+):stock$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS stock must be {<sku>}:stock, but KEYS[1] is ' .. shown(stock))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<sku>}:stock, got ' .. shown(stock))
 end
 if reserved ~= tag_of_keys .. ':reserved' then
-  return redis.error_reply(
-      'BAD_KEYS reserved must be {<sku>}:reserved with <sku> as in stock, but KEYS[2] is ' .. shown(reserved))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<sku>}:reserved with <sku> as in stock, got ' .. shown(reserved))
 end
 -- End of the generated input checks.
 local units = redis.call('GET', stock) or '0'

@@ -94,7 +94,7 @@ VERSION = "0.1.0"
 LIBRARY = "redis_patterns_v0_1_0"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "05744b9001027ae0d1c858c86675e22efa4eee9c"
+MANIFEST_SHA1 = "1a2e409fefec3a98814380229e583df4d4892afa"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

@@ -39,7 +39,7 @@ KEY_RECENT = _rt.Form("app_log", "recent:{<name>:<severity>}", (_rt.Text("recent
 COMMON = _rt.Script(
     "app_log/common",
     path="scripts/app_log/common.lua",
-    sha1="459840ef2e92adbc3bff0d55b5fe9880185081d3",
+    sha1="a6ac1720842393b012e3ffc0b919794629db7904",
     function="rp_v0_1_0__app_log__common",
     read_only=False,
     keys=(5, 5),
@@ -117,7 +117,7 @@ def common(
 RECENT = _rt.Script(
     "app_log/recent",
     path="scripts/app_log/recent.lua",
-    sha1="ab630e9ee0b7e416b548b59bd3f39ff1dc9e5c30",
+    sha1="1333e97a0a6cea1b7f1f29574b421357b3f0c499",
     function="rp_v0_1_0__app_log__recent",
     read_only=False,
     keys=(1, 1),

@@ -27,7 +27,7 @@ KEY_TABLES = _rt.Form("autocomplete", "{<subject>}:<prefix>", (_rt.Tag((_rt.Valu
 FEED = _rt.Script(
     "autocomplete/feed",
     path="scripts/autocomplete/feed.lua",
-    sha1="0f31e6ef8d79769436384b394f88080c5e20d9b4",
+    sha1="7159fec92ac9d89c910662a387c70bd8b37a0b4c",
     function="rp_v0_1_0__autocomplete__feed",
     read_only=False,
     keys=(1, 64),
@@ -105,7 +105,7 @@ def feed(
 REMOVE = _rt.Script(
     "autocomplete/remove",
     path="scripts/autocomplete/remove.lua",
-    sha1="b06f6f5a7d1cc194a79267fed5b9c5ebfb3827e7",
+    sha1="1a984f3345b4486d4f43a07999181f5a7e34db57",
     function="rp_v0_1_0__autocomplete__remove",
     read_only=False,
     keys=(1, 64),

@@ -40,7 +40,7 @@ KEY_WAKE = _rt.Form("barrier", "{<name>}:wake", (_rt.Tag((_rt.Value("name"),)), 
 ARRIVE = _rt.Script(
     "barrier/arrive",
     path="scripts/barrier/arrive.lua",
-    sha1="81f4169dce72f33087667ab94118ee7309704574",
+    sha1="3b9481c9a7faa9a3193cea34960d291e6907b288",
     function="rp_v0_1_0__barrier__arrive",
     read_only=False,
     keys=(4, 4),
@@ -140,7 +140,7 @@ def arrive(
 LEAVE = _rt.Script(
     "barrier/leave",
     path="scripts/barrier/leave.lua",
-    sha1="0058fc58b1952f81c3151973aff5e55963cf2d8a",
+    sha1="49949fbf273fd2bad4c90b120d93c8e3ea4b13e0",
     function="rp_v0_1_0__barrier__leave",
     read_only=False,
     keys=(4, 4),
@@ -205,7 +205,7 @@ def leave(
 RESET = _rt.Script(
     "barrier/reset",
     path="scripts/barrier/reset.lua",
-    sha1="b39a12af58cfaa6ad3a3ab609330255571749ed5",
+    sha1="e364312f268745949c967a8d044d6835a8ab282b",
     function="rp_v0_1_0__barrier__reset",
     read_only=False,
     keys=(4, 4),
@@ -255,7 +255,7 @@ def reset(state: str, arrived: str, history: str, wake: str) -> _rt.Call[_t.Opti
 STATE = _rt.Script(
     "barrier/state",
     path="scripts/barrier/state.lua",
-    sha1="ea73100ee9137a33e882f33c493e3c747c83d73e",
+    sha1="ff9e5f424a5d74be0c71d15d97cd3eb630c24278",
     function="rp_v0_1_0__barrier__state",
     read_only=True,
     keys=(2, 2),

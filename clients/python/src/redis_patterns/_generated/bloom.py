@@ -32,7 +32,7 @@ KEY_BITS = _rt.Form("bloom", "{<filter>}:bits", (_rt.Tag((_rt.Value("filter"),))
 ADD = _rt.Script(
     "bloom/add",
     path="scripts/bloom/add.lua",
-    sha1="52b3c86e53570abdbb570f2af217fcfc96089c84",
+    sha1="e979c142fae004cb9fd3e9714e183e3c1821a21d",
     function="rp_v0_1_0__bloom__add",
     read_only=False,
     keys=(2, 2),
@@ -121,7 +121,7 @@ def add(
 CHECK = _rt.Script(
     "bloom/check",
     path="scripts/bloom/check.lua",
-    sha1="fc3f34fe7479cd029c067b85282889f4e781ded7",
+    sha1="3c768dbca4229df60e412c991f472cf47d25fe28",
     function="rp_v0_1_0__bloom__check",
     read_only=True,
     keys=(2, 2),
@@ -202,7 +202,7 @@ def check(
 INFO = _rt.Script(
     "bloom/info",
     path="scripts/bloom/info.lua",
-    sha1="8f1e33cbd4476dcf34ba13fee8cbe66879195bba",
+    sha1="5c35b3fd54163c12d2f57f014a1253f96252c3f5",
     function="rp_v0_1_0__bloom__info",
     read_only=True,
     keys=(2, 2),

@@ -35,7 +35,7 @@ KEY_CACHE = _rt.Form("cache", "<name>", (_rt.Value("name"),))
 CLAIM = _rt.Script(
     "cache/claim",
     path="scripts/cache/claim.lua",
-    sha1="d4506888f6a29123184243727dd6373f8bcbb12a",
+    sha1="05ef4c8ce303d2ad5080276ff70873380db2e657",
     function="rp_v0_1_0__cache__claim",
     read_only=False,
     keys=(2, 2),
@@ -107,7 +107,7 @@ def claim(
 FILL = _rt.Script(
     "cache/fill",
     path="scripts/cache/fill.lua",
-    sha1="54c6e1df1221df8d94182c299bf3a47e5c59e356",
+    sha1="e1aeb466a06c5789804f3da977209f7a84d1e5d6",
     function="rp_v0_1_0__cache__fill",
     read_only=False,
     keys=(2, 2),
@@ -172,7 +172,7 @@ def fill(
 HASH_SET = _rt.Script(
     "cache/hash_set",
     path="scripts/cache/hash_set.lua",
-    sha1="a7011355a98debf6a23594fe00ee42b4329f49ee",
+    sha1="3bf2e179f8a4726414d44e4af6efb3d352b5d384",
     function="rp_v0_1_0__cache__hash_set",
     read_only=False,
     keys=(1, 1),

@@ -25,7 +25,7 @@ KEY_QUEUE = _rt.Form("circular_queue", "<key>", (_rt.Value("key"),))
 UNIQUE_INSERT = _rt.Script(
     "circular_queue/unique_insert",
     path="scripts/circular_queue/unique_insert.lua",
-    sha1="35053fd1cb91d4f5a9cdf27c6bb59a82401b4402",
+    sha1="20539ee1ebdeb05fbbbf131a717249faa9d71f2e",
     function="rp_v0_1_0__circular_queue__unique_insert",
     read_only=False,
     keys=(1, 1),

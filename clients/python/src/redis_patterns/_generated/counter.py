@@ -25,7 +25,7 @@ KEY_COUNTERS = _rt.Form("counter", "<key>", (_rt.Value("key"),))
 HASH_RESET = _rt.Script(
     "counter/hash_reset",
     path="scripts/counter/hash_reset.lua",
-    sha1="0f5e2883807f748c4c38f0fe79856116835c0ec6",
+    sha1="fec6673a38b2427b4977459790e6c973aebd8b92",
     function="rp_v0_1_0__counter__hash_reset",
     read_only=False,
     keys=(1, 1),

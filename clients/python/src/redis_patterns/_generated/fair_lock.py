@@ -43,7 +43,7 @@ KEY_WAKE = _rt.Form("fair_lock", "{<name>}:wake", (_rt.Tag((_rt.Value("name"),))
 ACQUIRE = _rt.Script(
     "fair_lock/acquire",
     path="scripts/fair_lock/acquire.lua",
-    sha1="026851d8724dd6625ce066e403477e2b99bdfcc6",
+    sha1="aa62e0f65f182e10e49d877de9e73a84c83c7950",
     function="rp_v0_1_0__fair_lock__acquire",
     read_only=False,
     keys=(5, 5),
@@ -136,7 +136,7 @@ def acquire(
 CANCEL = _rt.Script(
     "fair_lock/cancel",
     path="scripts/fair_lock/cancel.lua",
-    sha1="56a62000eedf014a257a59424d59782023ae3556",
+    sha1="e93abdd6c7fb1ca4f6ffaa74e62635311d407080",
     function="rp_v0_1_0__fair_lock__cancel",
     read_only=False,
     keys=(3, 3),
@@ -188,7 +188,7 @@ def cancel(queue: str, places: str, wake: str, token: str) -> _rt.Call[bool]:
 EXTEND = _rt.Script(
     "fair_lock/extend",
     path="scripts/fair_lock/extend.lua",
-    sha1="accd23325130ab907b8fdb01e05700efa92209cc",
+    sha1="507bb45095ec7a841017944b5b200dd09dbbe78b",
     function="rp_v0_1_0__fair_lock__extend",
     read_only=False,
     keys=(1, 1),
@@ -243,7 +243,7 @@ def extend(owner: str, token: str, lease: _rt.Ms) -> _rt.Call[bool]:
 RELEASE = _rt.Script(
     "fair_lock/release",
     path="scripts/fair_lock/release.lua",
-    sha1="50391a955b107b95c0ca60813a1cd2370db028d1",
+    sha1="e720bd117ea5a58f7caada7d2b25dca1ae7de475",
     function="rp_v0_1_0__fair_lock__release",
     read_only=False,
     keys=(4, 4),

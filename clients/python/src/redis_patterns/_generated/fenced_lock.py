@@ -28,7 +28,7 @@ KEY_FENCE = _rt.Form("fenced_lock", "{<name>}:fence", (_rt.Tag((_rt.Value("name"
 ACQUIRE = _rt.Script(
     "fenced_lock/acquire",
     path="scripts/fenced_lock/acquire.lua",
-    sha1="b6d9c85076e4bbf7ca53f13d4bc690b300fc5415",
+    sha1="bd8ccfd2fbb2d141897c88ea56a4b911946f455c",
     function="rp_v0_1_0__fenced_lock__acquire",
     read_only=False,
     keys=(2, 2),

@@ -34,7 +34,7 @@ KEY_MAX_TOKEN = _rt.Form("fenced_write", "{<key>}:max_token", (_rt.Tag((_rt.Valu
 DELETE = _rt.Script(
     "fenced_write/delete",
     path="scripts/fenced_write/delete.lua",
-    sha1="16fa03424daaa6378aa914042a16e260ebb85d55",
+    sha1="3dc4ab5ab35d4158dc42bdb311aafee0d89dfb05",
     function="rp_v0_1_0__fenced_write__delete",
     read_only=False,
     keys=(2, 2),
@@ -89,7 +89,7 @@ def delete(resource: str, max_token: str, token: int) -> _rt.Call[int]:
 FENCE = _rt.Script(
     "fenced_write/fence",
     path="scripts/fenced_write/fence.lua",
-    sha1="f2be0abf8d7041b0e284d8270142b2fb41a7cdc2",
+    sha1="2b6db66ebc5eaa8bc955f8a6617f14758556c097",
     function="rp_v0_1_0__fenced_write__fence",
     read_only=False,
     keys=(1, 1),
@@ -145,7 +145,7 @@ def fence(max_token: str, token: int) -> _rt.Call[int]:
 HSET = _rt.Script(
     "fenced_write/hset",
     path="scripts/fenced_write/hset.lua",
-    sha1="67351ab657863330f5078bc125079d784c8d8d8b",
+    sha1="51f06860aaffb01db8ccc526bde0fcc6768f7d4e",
     function="rp_v0_1_0__fenced_write__hset",
     read_only=False,
     keys=(2, 2),
@@ -210,7 +210,7 @@ def hset(
 SET = _rt.Script(
     "fenced_write/set",
     path="scripts/fenced_write/set.lua",
-    sha1="97f9faa364f623cb719a20c07917a82d149a8148",
+    sha1="c69c4ed7730d1aa56f416f9b1d279d56401f1767",
     function="rp_v0_1_0__fenced_write__set",
     read_only=False,
     keys=(2, 2),

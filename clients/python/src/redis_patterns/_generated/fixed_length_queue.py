@@ -27,7 +27,7 @@ KEY_QUEUE = _rt.Form("fixed_length_queue", "<key>", (_rt.Value("key"),))
 ENQUEUE = _rt.Script(
     "fixed_length_queue/enqueue",
     path="scripts/fixed_length_queue/enqueue.lua",
-    sha1="9a4ad7ae7de3d7b62b130eaa344bb758d13a1889",
+    sha1="5e5137e998b80c52da6fd8fd900c82a85895df2a",
     function="rp_v0_1_0__fixed_length_queue__enqueue",
     read_only=False,
     keys=(1, 1),
@@ -91,7 +91,7 @@ def enqueue(
 FADED_ENQUEUE = _rt.Script(
     "fixed_length_queue/faded_enqueue",
     path="scripts/fixed_length_queue/faded_enqueue.lua",
-    sha1="31d1eb23d2b2cb60a6ea6b27b8c6486d56b1ea69",
+    sha1="33f2314bf381f603c72e780831bf2ff62fd5a234",
     function="rp_v0_1_0__fixed_length_queue__faded_enqueue",
     read_only=False,
     keys=(1, 1),

@@ -43,7 +43,7 @@ KEY_CACHE = _rt.Form("geo", "{<key>}:neighbours:<member>", (_rt.Tag((_rt.Value("
 DISTANCE = _rt.Script(
     "geo/distance",
     path="scripts/geo/distance.lua",
-    sha1="5849ba9fbceb4015b7a67d8954183a8940e4b279",
+    sha1="2194d82b11d8de48e35f604670e3c6e2d959cf5c",
     function="rp_v0_1_0__geo__distance",
     read_only=True,
     keys=(2, 2),
@@ -97,7 +97,7 @@ def distance(places: str, deadlines: str, x: str, y: str) -> _rt.Call[_t.Optiona
 LOCATE = _rt.Script(
     "geo/locate",
     path="scripts/geo/locate.lua",
-    sha1="6b009ad52ac433f0ac7602143eacec4b9a0d658a",
+    sha1="a855cd66cda59bdbef5132a9de5a6e59528d4324",
     function="rp_v0_1_0__geo__locate",
     read_only=True,
     keys=(2, 2),
@@ -152,7 +152,7 @@ def locate(
 NEIGHBOURS = _rt.Script(
     "geo/neighbours",
     path="scripts/geo/neighbours.lua",
-    sha1="753398b855f74a20436d58b2b1638284eb6c7b11",
+    sha1="61c7276727a4ad56aa955e353a0d75a11c82a0d0",
     function="rp_v0_1_0__geo__neighbours",
     read_only=False,
     keys=(3, 3),
@@ -227,7 +227,7 @@ def neighbours(
 PIN = _rt.Script(
     "geo/pin",
     path="scripts/geo/pin.lua",
-    sha1="6e184153ee4d91472c4a1451b09fba3d4d14ce3b",
+    sha1="8b686482565c1769e6a9778c395f377311b61ffb",
     function="rp_v0_1_0__geo__pin",
     read_only=False,
     keys=(2, 2),
@@ -297,7 +297,7 @@ def pin(
 PURGE = _rt.Script(
     "geo/purge",
     path="scripts/geo/purge.lua",
-    sha1="84c8e3a9a7c80d64a72fb10acac42a359645dc0d",
+    sha1="0e0c2afe9404ac720ce94349b1e6086a51513263",
     function="rp_v0_1_0__geo__purge",
     read_only=False,
     keys=(2, 2),
@@ -348,7 +348,7 @@ def purge(places: str, deadlines: str, limit: int) -> _rt.Call[int]:
 SEARCH = _rt.Script(
     "geo/search",
     path="scripts/geo/search.lua",
-    sha1="711e24e136a3d4f011c2d77bdbbed5f9a68a9b5a",
+    sha1="8f0bdc733c3f5e22384e9a361506dba082352b73",
     function="rp_v0_1_0__geo__search",
     read_only=True,
     keys=(2, 2),
@@ -416,7 +416,7 @@ def search(
 SIZE = _rt.Script(
     "geo/size",
     path="scripts/geo/size.lua",
-    sha1="bd5f2127de98f941089d978bc05d4e01de75ef1e",
+    sha1="f68c222c0427b66bd46370c761a8dc4980e7b06c",
     function="rp_v0_1_0__geo__size",
     read_only=True,
     keys=(2, 2),

@@ -29,7 +29,7 @@ KEY_LOCK = _rt.Form("identity_lock", "<key>", (_rt.Value("key"),))
 EXTEND = _rt.Script(
     "identity_lock/extend",
     path="scripts/identity_lock/extend.lua",
-    sha1="c5d1bbe03186b80b644ce5f37342294698b70204",
+    sha1="96b03cd45a7b1b2735ad925b95520e256f576d0a",
     function="rp_v0_1_0__identity_lock__extend",
     read_only=False,
     keys=(1, 1),
@@ -84,7 +84,7 @@ def extend(lock: str, token: str, ttl: _rt.Ms) -> _rt.Call[bool]:
 LEASE = _rt.Script(
     "identity_lock/lease",
     path="scripts/identity_lock/lease.lua",
-    sha1="feae8cbea91cad26448b7ae3ac99183dc749fd4b",
+    sha1="4d103827d43c030c9151e60972c2b8c8e60e2542",
     function="rp_v0_1_0__identity_lock__lease",
     read_only=True,
     keys=(1, 1),
@@ -135,7 +135,7 @@ def lease(lock: str, token: str) -> _rt.Call[_t.Optional[int]]:
 RELEASE = _rt.Script(
     "identity_lock/release",
     path="scripts/identity_lock/release.lua",
-    sha1="45cde531a6d5afd05d269cbdea6ba4a69766672c",
+    sha1="b271739b3c05e2426d2c7531530da3da16f75e53",
     function="rp_v0_1_0__identity_lock__release",
     read_only=False,
     keys=(1, 1),

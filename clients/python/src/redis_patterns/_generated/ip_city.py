@@ -28,7 +28,7 @@ KEY_CITIES = _rt.Form("ip_city", "{<namespace>}:cityid2city", (_rt.Tag((_rt.Valu
 FIND = _rt.Script(
     "ip_city/find",
     path="scripts/ip_city/find.lua",
-    sha1="34afb1dc31f0d9f41174a9ebb1c592240fd06ef2",
+    sha1="ba2d5671b3ead45ebb3cb44936cc15daf577645a",
     function="rp_v0_1_0__ip_city__find",
     read_only=True,
     keys=(2, 2),

@@ -37,7 +37,7 @@ KEY_WAKE = _rt.Form("latch", "{<name>}:wake", (_rt.Tag((_rt.Value("name"),)), _r
 ARM = _rt.Script(
     "latch/arm",
     path="scripts/latch/arm.lua",
-    sha1="b6ccf6872d9d85da22df6927dfa73ce0d183145a",
+    sha1="706d586092bd2cd9ade8bc5f17234eab6dadb87c",
     function="rp_v0_1_0__latch__arm",
     read_only=False,
     keys=(2, 2),
@@ -110,7 +110,7 @@ def arm(
 COUNT_DOWN = _rt.Script(
     "latch/count_down",
     path="scripts/latch/count_down.lua",
-    sha1="078f37f15d0d60bd1647b05b0f9383632aaf11bc",
+    sha1="c6347a1c96894e1aef7b7e1c4928a593479c4029",
     function="rp_v0_1_0__latch__count_down",
     read_only=False,
     keys=(3, 3),
@@ -183,7 +183,7 @@ def count_down(
 STATE = _rt.Script(
     "latch/state",
     path="scripts/latch/state.lua",
-    sha1="f01741bb0b446666d2405dc6a99208fe34661e2e",
+    sha1="c212c37253ec65cae1002236fdcba3cacb849c49",
     function="rp_v0_1_0__latch__state",
     read_only=True,
     keys=(1, 1),
@@ -232,7 +232,7 @@ def state(latch: str) -> _rt.Call[_t.Optional[_t.Tuple[int, int, int, int]]]:
 WAIT = _rt.Script(
     "latch/wait",
     path="scripts/latch/wait.lua",
-    sha1="0f353192fc23b6d0dc82929d81b66d2ffa983568",
+    sha1="e08ad049bb39a79d1dd900970ba06dc5a9b8e94d",
     function="rp_v0_1_0__latch__wait",
     read_only=True,
     keys=(2, 2),

@@ -44,7 +44,7 @@ KEY_BOARDS_2 = _rt.Form("leaderboard", "{<key>}:levels", (_rt.Tag((_rt.Value("ke
 ADOPT = _rt.Script(
     "leaderboard/adopt",
     path="scripts/leaderboard/adopt.lua",
-    sha1="638f425e1445a114a57463fb9132d99297a508a3",
+    sha1="2d5c17b3e66f2b77eb51b1531c226f464b485d38",
     function="rp_v0_1_0__leaderboard__adopt",
     read_only=False,
     keys=(2, 2),
@@ -118,7 +118,7 @@ def adopt(
 AROUND = _rt.Script(
     "leaderboard/around",
     path="scripts/leaderboard/around.lua",
-    sha1="76030a2f0bb94af783e3be117a10063e468d9a6d",
+    sha1="085230f12baa09444a6b7a449b7e5dee3919674d",
     function="rp_v0_1_0__leaderboard__around",
     read_only=True,
     keys=(2, 2),
@@ -190,7 +190,7 @@ def around(
 REMOVE = _rt.Script(
     "leaderboard/remove",
     path="scripts/leaderboard/remove.lua",
-    sha1="fc0e8ec9879359d85079389f4789d19fcebda2dd",
+    sha1="f4847551e40479a62fb2ef50165a118f05d9b836",
     function="rp_v0_1_0__leaderboard__remove",
     read_only=False,
     keys=(2, 2),
@@ -241,7 +241,7 @@ def remove(board: str, levels: str, item: _rt.Bytes) -> _rt.Call[bool]:
 SET = _rt.Script(
     "leaderboard/set",
     path="scripts/leaderboard/set.lua",
-    sha1="3034bdc1adea7dcb99a71267af9fde9acc2d4280",
+    sha1="8c1ef18898f39b4dd4f10808c5a1b0337428ad14",
     function="rp_v0_1_0__leaderboard__set",
     read_only=False,
     keys=(2, 2),
@@ -298,7 +298,7 @@ def set(board: str, levels: str, item: _rt.Bytes, weight: float) -> _rt.Call[boo
 STANDING = _rt.Script(
     "leaderboard/standing",
     path="scripts/leaderboard/standing.lua",
-    sha1="02613046320056deaeaae5d01951e0d4e6597f03",
+    sha1="41a323bba4994228e86613e524c8b708f424ce95",
     function="rp_v0_1_0__leaderboard__standing",
     read_only=True,
     keys=(2, 20),
@@ -366,7 +366,7 @@ def standing(
 UPDATE = _rt.Script(
     "leaderboard/update",
     path="scripts/leaderboard/update.lua",
-    sha1="73c5ba3b58fb5c28f2b5bd609e8e8d3673599ae5",
+    sha1="dd93c676cb48418052b4ab0712c94fe0627e359d",
     function="rp_v0_1_0__leaderboard__update",
     read_only=False,
     keys=(2, 2),

@@ -30,7 +30,7 @@ KEY_BITMAPS = _rt.Form("logical_matrix", "<key>", (_rt.Value("key"),))
 GET_ALL = _rt.Script(
     "logical_matrix/get_all",
     path="scripts/logical_matrix/get_all.lua",
-    sha1="8655d409428fc35fbad33225d46fac363220f042",
+    sha1="7d7cc8141810966e769e1c2e19b7402b28c8d501",
     function="rp_v0_1_0__logical_matrix__get_all",
     read_only=True,
     keys=(1, 512),
@@ -82,7 +82,7 @@ def get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
 INIT = _rt.Script(
     "logical_matrix/init",
     path="scripts/logical_matrix/init.lua",
-    sha1="8fd225c0aad118b17cc18271a44cefec4462fb0e",
+    sha1="ea63652a1aba53f4cd28efb4ee4662a4f8b9d786",
     function="rp_v0_1_0__logical_matrix__init",
     read_only=False,
     keys=(1, 512),

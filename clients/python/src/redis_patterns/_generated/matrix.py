@@ -34,7 +34,7 @@ KEY_ROWS = _rt.Form("matrix", "{<id>}:row:<row>", (_rt.Tag((_rt.Value("id"),)), 
 BITFIELD_INIT = _rt.Script(
     "matrix/bitfield_init",
     path="scripts/matrix/bitfield_init.lua",
-    sha1="6c50bcc3b3175e970de02a7ad05502782cd7921d",
+    sha1="a80cc663aa21f5d02939723dcd519bf570f9daa6",
     function="rp_v0_1_0__matrix__bitfield_init",
     read_only=False,
     keys=(1, 512),
@@ -111,7 +111,7 @@ def bitfield_init(
 BITMAP_GET_ALL = _rt.Script(
     "matrix/bitmap_get_all",
     path="scripts/matrix/bitmap_get_all.lua",
-    sha1="a4556fccdd43e29e7e9e147486a2997b047f450d",
+    sha1="bd655fe11573cdab1b5af3bb5a64808a35ef7459",
     function="rp_v0_1_0__matrix__bitmap_get_all",
     read_only=True,
     keys=(1, 512),
@@ -164,7 +164,7 @@ def bitmap_get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
 LIST_GET_ALL = _rt.Script(
     "matrix/list_get_all",
     path="scripts/matrix/list_get_all.lua",
-    sha1="234cf5862cce9903d00ba5cf71dbbd773f305d5b",
+    sha1="db22ca732158800399d59be6c55362b62323958c",
     function="rp_v0_1_0__matrix__list_get_all",
     read_only=True,
     keys=(1, 512),
@@ -218,7 +218,7 @@ def list_get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[_t.List[int]]]:
 LIST_INIT = _rt.Script(
     "matrix/list_init",
     path="scripts/matrix/list_init.lua",
-    sha1="a30e7ff5c18e338f2086024459dee61e82fd681b",
+    sha1="09e36a110756c7c096b9dafeaa6835024814590f",
     function="rp_v0_1_0__matrix__list_init",
     read_only=False,
     keys=(1, 512),

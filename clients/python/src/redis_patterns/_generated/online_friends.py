@@ -40,7 +40,7 @@ KEY_SEEN = _rt.Form("online_friends", "{<ns>}:last.seen", (_rt.Tag((_rt.Value("n
 MINUTE_FRIENDS = _rt.Script(
     "online_friends/minute_friends",
     path="scripts/online_friends/minute_friends.lua",
-    sha1="00d4acc2e7e46a0402a53317cd4802be44917df3",
+    sha1="24ff14a6764c05b66de8e92d2c298d43d33253d7",
     function="rp_v0_1_0__online_friends__minute_friends",
     read_only=True,
     keys=(2, 11),
@@ -92,7 +92,7 @@ def minute_friends(friends: str, minutes: _t.Sequence[str]) -> _rt.Call[_t.List[
 MINUTE_VISIT = _rt.Script(
     "online_friends/minute_visit",
     path="scripts/online_friends/minute_visit.lua",
-    sha1="228e352371a61cf8157228d1104320e0fef1e349",
+    sha1="819277dbca642b19f539e2fb623e634dcd588138",
     function="rp_v0_1_0__online_friends__minute_visit",
     read_only=False,
     keys=(1, 1),
@@ -152,7 +152,7 @@ def minute_visit(minute: str, user: str, expiry: _rt.Ms) -> _rt.Call[bool]:
 SEEN_FRIENDS = _rt.Script(
     "online_friends/seen_friends",
     path="scripts/online_friends/seen_friends.lua",
-    sha1="c8c6e66246c28aed483b91fdb482e9bcf972d9ab",
+    sha1="bbb32573d587337c1194a201e931be67af14830e",
     function="rp_v0_1_0__online_friends__seen_friends",
     read_only=True,
     keys=(2, 2),
@@ -212,7 +212,7 @@ def seen_friends(friends: str, seen: str, now: int, window: _rt.Ms) -> _rt.Call[
 SEEN_VISIT = _rt.Script(
     "online_friends/seen_visit",
     path="scripts/online_friends/seen_visit.lua",
-    sha1="8edb9b0105ef62455f3dc6fc1a58e9c9dec34e9d",
+    sha1="66fd8cd6a895e7855e2b8879f5d525520a4aaaf7",
     function="rp_v0_1_0__online_friends__seen_visit",
     read_only=False,
     keys=(1, 1),

@@ -30,7 +30,7 @@ KEY_ADDED = _rt.Form("pagination", "{<key>}:added", (_rt.Tag((_rt.Value("key"),)
 ADD = _rt.Script(
     "pagination/add",
     path="scripts/pagination/add.lua",
-    sha1="7c8bdf4d073c578cac05873145081ffb25ad02a4",
+    sha1="eac5da968a5d4ba36487853daf7ff071858082e9",
     function="rp_v0_1_0__pagination__add",
     read_only=False,
     keys=(2, 2),
@@ -87,7 +87,7 @@ def add(list: str, added: str, items: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
 PAGE = _rt.Script(
     "pagination/page",
     path="scripts/pagination/page.lua",
-    sha1="447868f8306d8eae12194b582ed46b034b43c600",
+    sha1="a9ba831e270cbb04f03b0850df2cb504cc3b613e",
     function="rp_v0_1_0__pagination__page",
     read_only=True,
     keys=(2, 2),

@@ -37,7 +37,7 @@ KEY_LOG = _rt.Form("rate_limiter", "<prefix>:<uid>:<action>", (_rt.Value("prefix
 DURATION = _rt.Script(
     "rate_limiter/duration",
     path="scripts/rate_limiter/duration.lua",
-    sha1="abb10eb49a7760d05aa9b2f5c5c7771bdfd7ca52",
+    sha1="445de7a743e8a7c6603358d22ba0b296e395b0aa",
     function="rp_v0_1_0__rate_limiter__duration",
     read_only=True,
     keys=(1, 1),
@@ -91,7 +91,7 @@ def duration(counter: str, maximum: int) -> _rt.Call[_t.Optional[int]]:
 GCRA = _rt.Script(
     "rate_limiter/gcra",
     path="scripts/rate_limiter/gcra.lua",
-    sha1="9f730da9904771fd2e09a57cee5b046b14309129",
+    sha1="6e19354920161fc67fe5e71ff0df19d8340eabd8",
     function="rp_v0_1_0__rate_limiter__gcra",
     read_only=False,
     keys=(1, 1),
@@ -170,7 +170,7 @@ def gcra(
 IS_PERMITTED = _rt.Script(
     "rate_limiter/is_permitted",
     path="scripts/rate_limiter/is_permitted.lua",
-    sha1="fa63f9f5ae7c49817c2d6bc2fbce6481dbf1ba60",
+    sha1="3cf14c2eedd2cff0c38de1839474b54c7dc385d3",
     function="rp_v0_1_0__rate_limiter__is_permitted",
     read_only=False,
     keys=(1, 1),
@@ -242,7 +242,7 @@ def is_permitted(
 SLIDING_WINDOW = _rt.Script(
     "rate_limiter/sliding_window",
     path="scripts/rate_limiter/sliding_window.lua",
-    sha1="8f78370f5629c3c9c206c0e9e451cdfb74d5bfa8",
+    sha1="53eea57f3b52911fa250003e487f123ac89c889c",
     function="rp_v0_1_0__rate_limiter__sliding_window",
     read_only=False,
     keys=(1, 1),

@@ -30,7 +30,7 @@ KEY_FENCE = _rt.Form("redlock", "{<name>}:fence", (_rt.Tag((_rt.Value("name"),))
 ACQUIRE = _rt.Script(
     "redlock/acquire",
     path="scripts/redlock/acquire.lua",
-    sha1="c0b88e5ff6181e05a3544ade8d3a42f219aa71e0",
+    sha1="3a75599f1b3af29d188a7b8551059149d7315949",
     function="rp_v0_1_0__redlock__acquire",
     read_only=False,
     keys=(2, 2),
@@ -94,7 +94,7 @@ def acquire(lock: str, fence: str, token: str, ttl: _rt.Ms) -> _rt.Call[_t.Optio
 RAISE = _rt.Script(
     "redlock/raise",
     path="scripts/redlock/raise.lua",
-    sha1="439fabe3237f6567b0f54c23475176ba237cd981",
+    sha1="5376bfc0fbaf21d0bb87847624aa286e8df94d16",
     function="rp_v0_1_0__redlock__raise",
     read_only=False,
     keys=(2, 2),

@@ -38,7 +38,7 @@ KEY_B_FOLLOWING = _rt.Form("relation", "{<namespace>}:following:<other>", (_rt.T
 FOLLOW = _rt.Script(
     "relation/follow",
     path="scripts/relation/follow.lua",
-    sha1="617bdc62df2974c35b3c32a6f3c4ee07fa53d2d4",
+    sha1="0c47097d59242a91a6fddbd09324981f14bbe8a6",
     function="rp_v0_1_0__relation__follow",
     read_only=False,
     keys=(2, 2),
@@ -101,7 +101,7 @@ def follow(following: str, followers: str, user: str, target: str) -> _rt.Call[b
 MUTUAL = _rt.Script(
     "relation/mutual",
     path="scripts/relation/mutual.lua",
-    sha1="26a0d551df99c31a27f1a33beb93bf99e2bdd501",
+    sha1="9b28f1123fdd91bc4aa5611404926b5fa77f5c1e",
     function="rp_v0_1_0__relation__mutual",
     read_only=True,
     keys=(2, 2),
@@ -156,7 +156,7 @@ def mutual(a_following: str, b_following: str, user: str, other: str) -> _rt.Cal
 UNFOLLOW = _rt.Script(
     "relation/unfollow",
     path="scripts/relation/unfollow.lua",
-    sha1="b3eeb8ea2079dbc0a4482e09882531fe593f1575",
+    sha1="b69860524a5996e60e0c2432a06c1f3dd67b855e",
     function="rp_v0_1_0__relation__unfollow",
     read_only=False,
     keys=(2, 2),

@@ -45,7 +45,7 @@ KEY_POSITIONS = _rt.Form("reliable_topic", "{<name>}:positions", (_rt.Tag((_rt.V
 ACK = _rt.Script(
     "reliable_topic/ack",
     path="scripts/reliable_topic/ack.lua",
-    sha1="00ec5517e33781d39a829cc6dd2e10e2c7d33e34",
+    sha1="454c07941ad0d6deebab38a5852661dc06fa0afc",
     function="rp_v0_1_0__reliable_topic__ack",
     read_only=False,
     keys=(5, 5),
@@ -128,7 +128,7 @@ def ack(
 POLL = _rt.Script(
     "reliable_topic/poll",
     path="scripts/reliable_topic/poll.lua",
-    sha1="5d456e18c38569ec3958475c509c12387f08ee22",
+    sha1="6d0642adadc20d9c87b9d8e201d1764bdaabd0fd",
     function="rp_v0_1_0__reliable_topic__poll",
     read_only=False,
     keys=(5, 5),
@@ -213,7 +213,7 @@ def poll(
 PUBLISH = _rt.Script(
     "reliable_topic/publish",
     path="scripts/reliable_topic/publish.lua",
-    sha1="1ab3a836741e1f1a7ff17d18cd985ed2ff46ffcd",
+    sha1="9ffe91348dfbca681248d3098aebb1479bebcbeb",
     function="rp_v0_1_0__reliable_topic__publish",
     read_only=False,
     keys=(2, 2),
@@ -270,7 +270,7 @@ def publish(stream: str, seq: str, cap: int, payload: _rt.Bytes) -> _rt.Call[_t.
 SUBSCRIBE = _rt.Script(
     "reliable_topic/subscribe",
     path="scripts/reliable_topic/subscribe.lua",
-    sha1="929d594c5ddcff2383a8ccd3a3b3f10f0d0fe05e",
+    sha1="cfa44dd6e9e8e03d5b6310fa857c8a401aecb0f8",
     function="rp_v0_1_0__reliable_topic__subscribe",
     read_only=False,
     keys=(5, 5),
@@ -352,7 +352,7 @@ def subscribe(
 UNSUBSCRIBE = _rt.Script(
     "reliable_topic/unsubscribe",
     path="scripts/reliable_topic/unsubscribe.lua",
-    sha1="cd7c1fcdd5590ac26d33841a9ddc0e34a5d6f937",
+    sha1="1ecd6369897238392b9566ff2cb85e1f5a3b9c55",
     function="rp_v0_1_0__reliable_topic__unsubscribe",
     read_only=False,
     keys=(5, 5),

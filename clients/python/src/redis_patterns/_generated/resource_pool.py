@@ -52,7 +52,7 @@ KEY_HOLDERS = _rt.Form("resource_pool", "{<name>}:holders", (_rt.Tag((_rt.Value(
 ACQUIRE = _rt.Script(
     "resource_pool/acquire",
     path="scripts/resource_pool/acquire.lua",
-    sha1="6ba108406b849010e4643d8f4c01bd2a25d92ac9",
+    sha1="0b2f967e787dc5bffacb309cf6db345d558eedec",
     function="rp_v0_1_0__resource_pool__acquire",
     read_only=False,
     keys=(4, 4),
@@ -115,7 +115,7 @@ def acquire(
 ACQUIRE_LEASE = _rt.Script(
     "resource_pool/acquire_lease",
     path="scripts/resource_pool/acquire_lease.lua",
-    sha1="f79a74c4a5f6074c8941d314b839f4eb4d9ac048",
+    sha1="4d73d61e3a5b9dbf28b17f186580ed699414b188",
     function="rp_v0_1_0__resource_pool__acquire_lease",
     read_only=False,
     keys=(4, 4),
@@ -186,7 +186,7 @@ def acquire_lease(
 ASSOCIATE = _rt.Script(
     "resource_pool/associate",
     path="scripts/resource_pool/associate.lua",
-    sha1="540b365edfaf7c285571b27f7a8757ff8b5d648e",
+    sha1="c4252f36de0fed2dfe613794e6c1effec93c2883",
     function="rp_v0_1_0__resource_pool__associate",
     read_only=False,
     keys=(2, 2),
@@ -239,7 +239,7 @@ def associate(available: str, occupied: str, resource: str) -> _rt.Call[bool]:
 DISASSOCIATE = _rt.Script(
     "resource_pool/disassociate",
     path="scripts/resource_pool/disassociate.lua",
-    sha1="8a3ba61e329dadd30897bd8ecc9018650c3f618b",
+    sha1="1785cf226ba657f37aac58977e147417fcfee3cb",
     function="rp_v0_1_0__resource_pool__disassociate",
     read_only=False,
     keys=(4, 4),
@@ -300,7 +300,7 @@ def disassociate(
 EXTEND_LEASE = _rt.Script(
     "resource_pool/extend_lease",
     path="scripts/resource_pool/extend_lease.lua",
-    sha1="e53fde9d9af2da3c885fa08443fc75609c903bb3",
+    sha1="25e1d03368cfbe08dfa7e22f6582de5728bf405b",
     function="rp_v0_1_0__resource_pool__extend_lease",
     read_only=False,
     keys=(2, 2),
@@ -364,7 +364,7 @@ def extend_lease(
 HAS = _rt.Script(
     "resource_pool/has",
     path="scripts/resource_pool/has.lua",
-    sha1="565a94eb0cf6279ea281d1b79e584d224533b3d1",
+    sha1="20b4e8ffcefd43bd1a28bc386aaf64baec98ca49",
     function="rp_v0_1_0__resource_pool__has",
     read_only=True,
     keys=(2, 2),
@@ -415,7 +415,7 @@ def has(available: str, occupied: str, resource: str) -> _rt.Call[bool]:
 RECLAIM = _rt.Script(
     "resource_pool/reclaim",
     path="scripts/resource_pool/reclaim.lua",
-    sha1="5f26a1775886b7b7d04c33412bceeeead913d5fc",
+    sha1="76d280c80b8bf2b16d5d84fd456c4c2ec93ec601",
     function="rp_v0_1_0__resource_pool__reclaim",
     read_only=False,
     keys=(4, 4),
@@ -471,7 +471,7 @@ def reclaim(available: str, occupied: str, leases: str, holders: str, limit: int
 RELEASE = _rt.Script(
     "resource_pool/release",
     path="scripts/resource_pool/release.lua",
-    sha1="a9dc1816c55111b48249f0bec71b3b110b1a7fd0",
+    sha1="790697005e0272bf49519ad6168b71d477c20fd2",
     function="rp_v0_1_0__resource_pool__release",
     read_only=False,
     keys=(3, 3),
@@ -524,7 +524,7 @@ def release(available: str, occupied: str, holders: str, resource: str) -> _rt.C
 RELEASE_LEASE = _rt.Script(
     "resource_pool/release_lease",
     path="scripts/resource_pool/release_lease.lua",
-    sha1="e25b473d88328cac4fd4cc72f5cad2cc18118831",
+    sha1="28ac03392702984d0b40b3bc9fc17e7c89ec8765",
     function="rp_v0_1_0__resource_pool__release_lease",
     read_only=False,
     keys=(4, 4),
@@ -590,7 +590,7 @@ def release_lease(
 TOTAL_COUNT = _rt.Script(
     "resource_pool/total_count",
     path="scripts/resource_pool/total_count.lua",
-    sha1="ef46f21e8b3dc842d5a6f0584e20a1ad508aeb26",
+    sha1="c77ae92f64eeb282c7899cc398c6e8e5fdf94172",
     function="rp_v0_1_0__resource_pool__total_count",
     read_only=True,
     keys=(2, 2),

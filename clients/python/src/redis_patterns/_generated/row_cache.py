@@ -35,7 +35,7 @@ KEY_COPY = _rt.Form("row_cache", "{<namespace>}:inv:<row>", (_rt.Tag((_rt.Value(
 CLAIM = _rt.Script(
     "row_cache/claim",
     path="scripts/row_cache/claim.lua",
-    sha1="985822a81acdde81615ac171d338e7c5800776f9",
+    sha1="1ae19a9bd87e73ac0e8354d1a3afb20c82d3c435",
     function="rp_v0_1_0__row_cache__claim",
     read_only=False,
     keys=(2, 2),
@@ -99,7 +99,7 @@ def claim(
 SCHEDULE = _rt.Script(
     "row_cache/schedule",
     path="scripts/row_cache/schedule.lua",
-    sha1="308166e26b5fb1e7599a4d4425be046b2e3dbd03",
+    sha1="e5fb45303162848e85e5127be671709ede16f5cc",
     function="rp_v0_1_0__row_cache__schedule",
     read_only=False,
     keys=(3, 3),
@@ -161,7 +161,7 @@ def schedule(delays: str, schedule: str, copy: str, row: str, delay: _rt.Ms) -> 
 STORE = _rt.Script(
     "row_cache/store",
     path="scripts/row_cache/store.lua",
-    sha1="95febe8b5fe062f161a0c315371e0f955ebba683",
+    sha1="57e97f0980617a692298e930ab878b2837b1f7ea",
     function="rp_v0_1_0__row_cache__store",
     read_only=False,
     keys=(2, 2),

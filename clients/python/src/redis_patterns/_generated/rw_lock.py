@@ -52,7 +52,7 @@ KEY_FENCE = _rt.Form("rw_lock", "{<name>}:fence", (_rt.Tag((_rt.Value("name"),))
 ACQUIRE_READ = _rt.Script(
     "rw_lock/acquire_read",
     path="scripts/rw_lock/acquire_read.lua",
-    sha1="b852274b96c58f08e68d9fcd05a6fa9bbe9976a1",
+    sha1="9148ea50b040a134cd1ea60d1d314fac69fc7cd9",
     function="rp_v0_1_0__rw_lock__acquire_read",
     read_only=False,
     keys=(5, 5),
@@ -144,7 +144,7 @@ def acquire_read(
 ACQUIRE_WRITE = _rt.Script(
     "rw_lock/acquire_write",
     path="scripts/rw_lock/acquire_write.lua",
-    sha1="405fe2bfb94f9ca389c2e4c2864c94517d238c6f",
+    sha1="c74ee28ec525b51a1dc19cd3b9634db4016dc208",
     function="rp_v0_1_0__rw_lock__acquire_write",
     read_only=False,
     keys=(6, 6),
@@ -242,7 +242,7 @@ def acquire_write(
 DOWNGRADE = _rt.Script(
     "rw_lock/downgrade",
     path="scripts/rw_lock/downgrade.lua",
-    sha1="a43cc26c5c629a643ce9a852fbc2415df29bdb14",
+    sha1="c997e3d5262885324bf3f273812f5ecf20d238c0",
     function="rp_v0_1_0__rw_lock__downgrade",
     read_only=False,
     keys=(4, 4),
@@ -313,7 +313,7 @@ def downgrade(
 EXTEND = _rt.Script(
     "rw_lock/extend",
     path="scripts/rw_lock/extend.lua",
-    sha1="0060a1ae59c181f7704898629047d846dba2e894",
+    sha1="769ff7b8de6d258ea4a601cb8c8e6b923d9f0304",
     function="rp_v0_1_0__rw_lock__extend",
     read_only=False,
     keys=(3, 3),
@@ -380,7 +380,7 @@ def extend(
 RELEASE_READ = _rt.Script(
     "rw_lock/release_read",
     path="scripts/rw_lock/release_read.lua",
-    sha1="1b150db97f90b5c314d156ec9f78460161dc6a4f",
+    sha1="58abbe07de8c79a87845e36cbae51e99e3a4cd5c",
     function="rp_v0_1_0__rw_lock__release_read",
     read_only=False,
     keys=(3, 3),
@@ -442,7 +442,7 @@ def release_read(
 RELEASE_WRITE = _rt.Script(
     "rw_lock/release_write",
     path="scripts/rw_lock/release_write.lua",
-    sha1="fa09079cb2820e7de0800897eaf0bc56671cf709",
+    sha1="6393ab51471767821104af3c06aadbf637507ee3",
     function="rp_v0_1_0__rw_lock__release_write",
     read_only=False,
     keys=(2, 2),
@@ -495,7 +495,7 @@ def release_write(writer: str, wake: str, token: str) -> _rt.Call[_t.Optional[in
 WITHDRAW = _rt.Script(
     "rw_lock/withdraw",
     path="scripts/rw_lock/withdraw.lua",
-    sha1="994ad6670bbd40260cd54513a7fdee9cf1e91d26",
+    sha1="2f37be2aefc7a8af68550b040ca808047f37d71a",
     function="rp_v0_1_0__rw_lock__withdraw",
     read_only=False,
     keys=(2, 2),

@@ -48,7 +48,7 @@ KEY_WAKE = _rt.Form("semaphore", "{<name>}:wake", (_rt.Tag((_rt.Value("name"),))
 ACQUIRE = _rt.Script(
     "semaphore/acquire",
     path="scripts/semaphore/acquire.lua",
-    sha1="7384cf8f62939498da322b358fee812526a7703f",
+    sha1="afdbdbaef887ae2f20693f5fca762905e39fef6a",
     function="rp_v0_1_0__semaphore__acquire",
     read_only=False,
     keys=(6, 6),
@@ -152,7 +152,7 @@ def acquire(
 EXTEND = _rt.Script(
     "semaphore/extend",
     path="scripts/semaphore/extend.lua",
-    sha1="35fc2efe7e430fc9cab6c3bad534404d6d618901",
+    sha1="7b767bb3c17df2eb06f91212b4aa6ac9040ba2db",
     function="rp_v0_1_0__semaphore__extend",
     read_only=False,
     keys=(4, 4),
@@ -220,7 +220,7 @@ def extend(
 RELEASE = _rt.Script(
     "semaphore/release",
     path="scripts/semaphore/release.lua",
-    sha1="bd1957767cbf05e10f6d79ee27b1f917fac30b42",
+    sha1="05df434ac9198ee01e7eeb4568e8342b88695796",
     function="rp_v0_1_0__semaphore__release",
     read_only=False,
     keys=(6, 6),
@@ -290,7 +290,7 @@ def release(
 SET_CAPACITY = _rt.Script(
     "semaphore/set_capacity",
     path="scripts/semaphore/set_capacity.lua",
-    sha1="1f8fcdeedc4092da84afa8e5fedce6f338c0ab3f",
+    sha1="cb5c5d5f9e21070df41c044a80b53f504438c6ce",
     function="rp_v0_1_0__semaphore__set_capacity",
     read_only=False,
     keys=(2, 2),
@@ -346,7 +346,7 @@ def set_capacity(state: str, wake: str, capacity: int) -> _rt.Call[_t.Optional[i
 STATE = _rt.Script(
     "semaphore/state",
     path="scripts/semaphore/state.lua",
-    sha1="50142e71c43851d77d7ebc9031847e6105d70538",
+    sha1="30c09241a6d82383d598ccc0f7364422b8afe959",
     function="rp_v0_1_0__semaphore__state",
     read_only=True,
     keys=(4, 4),

@@ -38,7 +38,7 @@ KEY_RECORDS = _rt.Form("session", "{<namespace>:<uid>}:records", (_rt.Tag((_rt.V
 CREATE = _rt.Script(
     "session/create",
     path="scripts/session/create.lua",
-    sha1="731b44437cf706f5e56c87caad4814bf86e8e399",
+    sha1="2a232ce40de2563c978b2bb6adf6dcf21837fc4d",
     function="rp_v0_1_0__session__create",
     read_only=False,
     keys=(2, 2),
@@ -123,7 +123,7 @@ def create(
 END = _rt.Script(
     "session/end",
     path="scripts/session/end.lua",
-    sha1="37801459da6e8e921492ae71d4da216542dc5840",
+    sha1="209a6909e1d59a51f5a5e1e22a7de3b4c411da68",
     function="rp_v0_1_0__session__end",
     read_only=False,
     keys=(2, 2),
@@ -181,7 +181,7 @@ def end(sessions: str, records: str, ids: _t.Sequence[str]) -> _rt.Call[int]:
 LIST = _rt.Script(
     "session/list",
     path="scripts/session/list.lua",
-    sha1="816d31d6f64556cf702f14f545155e32d0dcb5c9",
+    sha1="18ede0a7c044019d105a00b3655c47427a8aa24b",
     function="rp_v0_1_0__session__list",
     read_only=True,
     keys=(1, 1),
@@ -230,7 +230,7 @@ def list(sessions: str) -> _rt.Call[_t.List[_t.Tuple[str, int]]]:
 SET = _rt.Script(
     "session/set",
     path="scripts/session/set.lua",
-    sha1="db09e394d5a9d99007ed00b1ed71fbe41fcb5367",
+    sha1="9292e9293749b8ed55f80f3c9280a862f3e9411a",
     function="rp_v0_1_0__session__set",
     read_only=False,
     keys=(2, 2),
@@ -296,7 +296,7 @@ def set(sessions: str, records: str, token: str, fields: _t.Sequence[_rt.Bytes])
 UNSET = _rt.Script(
     "session/unset",
     path="scripts/session/unset.lua",
-    sha1="04845f4cc860889fdea2a67381b91dc828fcccef",
+    sha1="d84200027b0dfd690a0a84dca17acccce65e0b27",
     function="rp_v0_1_0__session__unset",
     read_only=False,
     keys=(2, 2),
@@ -353,7 +353,7 @@ def unset(sessions: str, records: str, token: str, names: _t.Sequence[_rt.Bytes]
 VALIDATE = _rt.Script(
     "session/validate",
     path="scripts/session/validate.lua",
-    sha1="ed482afdc94ffd55da33bda6b00106b65bb308f2",
+    sha1="fa01755f6557cf0281097d464d4d79f3b20d4700",
     function="rp_v0_1_0__session__validate",
     read_only=False,
     keys=(2, 2),

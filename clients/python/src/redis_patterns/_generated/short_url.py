@@ -50,7 +50,7 @@ KEY_COUNTER = _rt.Form("short_url", "{<name>}:id_counter", (_rt.Tag((_rt.Value("
 CLAIM = _rt.Script(
     "short_url/claim",
     path="scripts/short_url/claim.lua",
-    sha1="bd171fcd2ff4ff6d1ae10c214cacab2d75dbe1a5",
+    sha1="8c9a5f2878b05aff244ac488b9e0ec2b07814ee5",
     function="rp_v0_1_0__short_url__claim",
     read_only=False,
     keys=(4, 4),
@@ -128,7 +128,7 @@ def claim(
 PURGE = _rt.Script(
     "short_url/purge",
     path="scripts/short_url/purge.lua",
-    sha1="ccf7c949b6db2bd9e57eebdbf1cdedfa9bb76b92",
+    sha1="da58efd0c36b3c4d1d7bc959dd95d9f296675b02",
     function="rp_v0_1_0__short_url__purge",
     read_only=False,
     keys=(5, 5),
@@ -191,7 +191,7 @@ def purge(
 RESTORE = _rt.Script(
     "short_url/restore",
     path="scripts/short_url/restore.lua",
-    sha1="165a9a444aa34d99a727fdc5fad773bcb8846085",
+    sha1="3942a4be15a833e41388eec6e68243f68993ee88",
     function="rp_v0_1_0__short_url__restore",
     read_only=True,
     keys=(4, 4),
@@ -256,7 +256,7 @@ def restore(
 SHORTEN = _rt.Script(
     "short_url/shorten",
     path="scripts/short_url/shorten.lua",
-    sha1="c32caef186d6c95e1d390992b04c3b48917cec7f",
+    sha1="7b342a0ccc06484c5f3f4f021073dbb6fca36bc0",
     function="rp_v0_1_0__short_url__shorten",
     read_only=False,
     keys=(4, 4),
@@ -334,7 +334,7 @@ def shorten(
 SHORTEN_CACHED = _rt.Script(
     "short_url/shorten_cached",
     path="scripts/short_url/shorten_cached.lua",
-    sha1="1caa5ed6c788252a6a3ff9a7ea5dcc5941b20333",
+    sha1="777e48aefb0b4c4d6a6989b82497cdb117a85f70",
     function="rp_v0_1_0__short_url__shorten_cached",
     read_only=False,
     keys=(3, 3),
@@ -395,7 +395,7 @@ def shorten_cached(counter: str, links: str, cache: str, url: str) -> _rt.Call[s
 VISIT = _rt.Script(
     "short_url/visit",
     path="scripts/short_url/visit.lua",
-    sha1="c2297669b95612e073e86239cdd1f6ce230cdea8",
+    sha1="6b96bf9388637481925ded6436194e3ceaae2ecf",
     function="rp_v0_1_0__short_url__visit",
     read_only=False,
     keys=(4, 4),

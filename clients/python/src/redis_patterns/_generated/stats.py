@@ -39,7 +39,7 @@ KEY_PSTART = _rt.Form("stats", "{<prefix>:<context>:<kind>}:pstart", (_rt.Tag((_
 SLOWEST = _rt.Script(
     "stats/slowest",
     path="scripts/stats/slowest.lua",
-    sha1="4b5e65087bba3b9857af8f176092440bd021f09b",
+    sha1="f0de5bef0f8fabbf953092e98f42254945d1b0d8",
     function="rp_v0_1_0__stats__slowest",
     read_only=False,
     keys=(1, 1),
@@ -97,7 +97,7 @@ def slowest(slowest: str, context: str, average: float, keep: int) -> _rt.Call[i
 UPDATE = _rt.Script(
     "stats/update",
     path="scripts/stats/update.lua",
-    sha1="3f75eb7891376127080ded1c8aee78585d634c04",
+    sha1="9d2c10f9d08819f043264726904af3ac3da7aeb7",
     function="rp_v0_1_0__stats__update",
     read_only=False,
     keys=(4, 4),

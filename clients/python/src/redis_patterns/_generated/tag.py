@@ -35,7 +35,7 @@ KEY_CACHE = _rt.Form("tag", "{<namespace>}:cached:<tags>", (_rt.Tag((_rt.Value("
 ADD = _rt.Script(
     "tag/add",
     path="scripts/tag/add.lua",
-    sha1="94c5d3193041884366440c4805b1751f598083c9",
+    sha1="5a0f610ecd3265d66eac23fbc5c05a7e0696cf94",
     function="rp_v0_1_0__tag__add",
     read_only=False,
     keys=(2, 101),
@@ -97,7 +97,7 @@ def add(
 CACHED = _rt.Script(
     "tag/cached",
     path="scripts/tag/cached.lua",
-    sha1="b8a9c39fe7e19b27788275a564a7244592a559da",
+    sha1="1796b4493b7e1143890852b6796f6160d7bd5d49",
     function="rp_v0_1_0__tag__cached",
     read_only=False,
     keys=(2, 11),
@@ -165,7 +165,7 @@ def cached(
 REMOVE = _rt.Script(
     "tag/remove",
     path="scripts/tag/remove.lua",
-    sha1="8fe263cdbcef490d070cf8670e5d5423eb6a0709",
+    sha1="bc952b03de919a53f606d8300c211cb9b7077015",
     function="rp_v0_1_0__tag__remove",
     read_only=False,
     keys=(2, 101),

@@ -33,7 +33,7 @@ KEY_COUNTS = _rt.Form("time_series", "{<namespace>}:count:<precision>:<name>", (
 CLEAN = _rt.Script(
     "time_series/clean",
     path="scripts/time_series/clean.lua",
-    sha1="c9c8932e0c4dca4e28ef77d585fbf3fb08dd859e",
+    sha1="f8dd28ee7d1aea0017127dfa62c051858b5b4574",
     function="rp_v0_1_0__time_series__clean",
     read_only=False,
     keys=(2, 2),
@@ -117,7 +117,7 @@ def clean(
 UPDATE = _rt.Script(
     "time_series/update",
     path="scripts/time_series/update.lua",
-    sha1="a1fd843c17ca30bfa7c1abae912546f2090011dd",
+    sha1="ae79b25c4f2c10fa49c99d70c5a01c302c2d11c4",
     function="rp_v0_1_0__time_series__update",
     read_only=False,
     keys=(2, 17),

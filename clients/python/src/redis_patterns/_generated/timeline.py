@@ -27,7 +27,7 @@ KEY_TIMELINE = _rt.Form("timeline", "<key>", (_rt.Value("key"),))
 ADD = _rt.Script(
     "timeline/add",
     path="scripts/timeline/add.lua",
-    sha1="01f0953342142a16d63dfe5005bc00cee5607bde",
+    sha1="f4e320c87f534064ab0ea62b2e5241843997a2cb",
     function="rp_v0_1_0__timeline__add",
     read_only=False,
     keys=(1, 1),
@@ -93,7 +93,7 @@ def add(
 DELETE_RANGE = _rt.Script(
     "timeline/delete_range",
     path="scripts/timeline/delete_range.lua",
-    sha1="7c0abd37eedbe366e56500c3107b5e78a80020c6",
+    sha1="93ae531b20a5214ac3064a8d1f14b44a82af7d4f",
     function="rp_v0_1_0__timeline__delete_range",
     read_only=False,
     keys=(1, 1),

@@ -36,7 +36,7 @@ KEY_COUNTERS = _rt.Form("unique_counter", "<key>", (_rt.Value("key"),))
 DIFF_COUNT = _rt.Script(
     "unique_counter/diff_count",
     path="scripts/unique_counter/diff_count.lua",
-    sha1="22b5569419dd2ca962ce7ee9538777bb532f1b8d",
+    sha1="4176e6d6992bc3a03a29f766b9f377db031a7dd5",
     function="rp_v0_1_0__unique_counter__diff_count",
     read_only=True,
     keys=(2, 2),
@@ -89,7 +89,7 @@ def diff_count(x: str, y: str) -> _rt.Call[int]:
 UNION_COUNT = _rt.Script(
     "unique_counter/union_count",
     path="scripts/unique_counter/union_count.lua",
-    sha1="e4dedb3be3dec7e4b9268072ce2cf3c5b9b37181",
+    sha1="0b5d065e78622b60aee9c82f23f7c27dd94914c2",
     function="rp_v0_1_0__unique_counter__union_count",
     read_only=False,
     keys=(2, 1001),

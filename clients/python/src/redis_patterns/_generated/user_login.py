@@ -34,7 +34,7 @@ KEY_RECENT = _rt.Form("user_login", "{<name>}:recent", (_rt.Tag((_rt.Value("name
 LOGIN = _rt.Script(
     "user_login/login",
     path="scripts/user_login/login.lua",
-    sha1="5e30dc04f551cf2d874c861fe0d83c8d7bbcb4d7",
+    sha1="a234d6b1a21ef69f033c1e7d5d1fa337f2b9e697",
     function="rp_v0_1_0__user_login__login",
     read_only=False,
     keys=(4, 4),

@@ -43,7 +43,7 @@ KEY_BEST_RANK = _rt.Form("vote", "{<namespace>}:best", (_rt.Tag((_rt.Value("name
 CAST = _rt.Script(
     "vote/cast",
     path="scripts/vote/cast.lua",
-    sha1="ca0a937bc330168ab092460084ca775c273826ae",
+    sha1="0b8e079b7ec1011466828bc3b01ebc377b069dff",
     function="rp_v0_1_0__vote__cast",
     read_only=False,
     keys=(5, 5),
@@ -125,7 +125,7 @@ def cast(
 FORGET = _rt.Script(
     "vote/forget",
     path="scripts/vote/forget.lua",
-    sha1="240c009f90a84b5554a9e2c630231f16a3524e31",
+    sha1="09e449644137704a20b690764f30564aea28d140",
     function="rp_v0_1_0__vote__forget",
     read_only=False,
     keys=(5, 5),
@@ -185,7 +185,7 @@ def forget(
 POST = _rt.Script(
     "vote/post",
     path="scripts/vote/post.lua",
-    sha1="ec0147857cde18066195c6f9bb1ac70e2eb8a07c",
+    sha1="ec6ed4bc889ae4b17e0944044f5648e17c53e21d",
     function="rp_v0_1_0__vote__post",
     read_only=False,
     keys=(5, 5),
@@ -253,7 +253,7 @@ def post(
 TALLY = _rt.Script(
     "vote/tally",
     path="scripts/vote/tally.lua",
-    sha1="9459b18f44e49c2021943091923df2c12b987379",
+    sha1="0facb5f377abff6a688aedfde15869d23aa8cf94",
     function="rp_v0_1_0__vote__tally",
     read_only=True,
     keys=(2, 2),

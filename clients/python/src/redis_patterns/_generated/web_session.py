@@ -47,7 +47,7 @@ KEY_VIEWED = _rt.Form("web_session", "{<namespace>}:viewed:<token>", (_rt.Tag((_
 CLEAN = _rt.Script(
     "web_session/clean",
     path="scripts/web_session/clean.lua",
-    sha1="e6de28f03e0f4d3967d7fa3dca3be7024e6592c9",
+    sha1="ab86cfba471476fd0b0366184cac80aa179b0ceb",
     function="rp_v0_1_0__web_session__clean",
     read_only=False,
     keys=(4, 202),
@@ -125,7 +125,7 @@ def clean(
 RESCALE = _rt.Script(
     "web_session/rescale",
     path="scripts/web_session/rescale.lua",
-    sha1="4b442f8dc9c13817c19e1c3434a04986272d4144",
+    sha1="c7396c9052e7e91cf97e3ed0c2057fbf7759e392",
     function="rp_v0_1_0__web_session__rescale",
     read_only=False,
     keys=(2, 2),
@@ -185,7 +185,7 @@ def rescale(views: str, scratch: str, keep: int) -> _rt.Call[_t.Tuple[int, bool]
 UPDATE = _rt.Script(
     "web_session/update",
     path="scripts/web_session/update.lua",
-    sha1="6e0514edcb6ebe61713bbb6edc85413b4a686515",
+    sha1="32d24893da114d80912842a88221676d9db20652",
     function="rp_v0_1_0__web_session__update",
     read_only=False,
     keys=(4, 4),

@@ -135,7 +135,7 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="5d7ddf13893d854377b6b3bdde86fbfe743998df",
+    sha1="9194cbec145a463e239e7ad8042fa2ccc1a82464",
     function="rp_v0_1_0__work_queue__ack",
     read_only=False,
     keys=(9, 9),
@@ -232,7 +232,7 @@ def ack(
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="ca336004ccd6becae0daafd4dbc68dca2c7c13a8",
+    sha1="1b29cf30c2dcfad056fcfe33fc07b07d56c07679",
     function="rp_v0_1_0__work_queue__add",
     read_only=False,
     keys=(6, 6),
@@ -326,7 +326,7 @@ def add(
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="ee870ced6dd1fe862f96ae713bd564cc31b0c0bd",
+    sha1="08340beb2011b0aad17763a07701c8ab7a9180a2",
     function="rp_v0_1_0__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
@@ -422,7 +422,7 @@ def add_flow(
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
-    sha1="3a66891a726018c93a5e1d5be85ba3e767c2a289",
+    sha1="f213d0d334dab6ca73671c16c86464a6febfe530",
     function="rp_v0_1_0__work_queue__clean",
     read_only=False,
     keys=(5, 5),
@@ -495,7 +495,7 @@ def clean(
 CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
-    sha1="45e73a432542d4bd8a190e100423d4c7d0de34c5",
+    sha1="93ba7371340628574bb749074b9258cd58663e73",
     function="rp_v0_1_0__work_queue__configure",
     read_only=False,
     keys=(5, 5),
@@ -645,7 +645,7 @@ def configure(
 COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
-    sha1="8914a2f82589eda99f0c84b484a3c9a8921ba550",
+    sha1="d4150a371edf41c61b3bea14b1b667fc14159734",
     function="rp_v0_1_0__work_queue__counts",
     read_only=True,
     keys=(5, 5),
@@ -704,7 +704,7 @@ def counts(
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="fd4e1ecaf3a81b1f08faeb86b76c7f4388dd5799",
+    sha1="561358b10e9cd2b2f24b1f8f26a687935f1a7d72",
     function="rp_v0_1_0__work_queue__delete_queue",
     read_only=False,
     keys=(14, 14),
@@ -807,7 +807,7 @@ def delete_queue(
 DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
-    sha1="97ef737e9173d9d890229363531cbabcd0e46017",
+    sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
     function="rp_v0_1_0__work_queue__due",
     read_only=True,
     keys=(3, 3),
@@ -879,7 +879,7 @@ def due(
 EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
-    sha1="369a60d16cc18f44f39987fc16df95d1694d82e4",
+    sha1="8254f9ffa622668270a01bfd0a39e73f95726f3a",
     function="rp_v0_1_0__work_queue__events",
     read_only=True,
     keys=(1, 1),
@@ -952,7 +952,7 @@ def events(
 EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
-    sha1="8e72124b038cbacd6eba64faf69be35c8160514a",
+    sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
     function="rp_v0_1_0__work_queue__extend",
     read_only=False,
     keys=(2, 2),
@@ -1013,7 +1013,7 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="fa9c926d97dc51f593d6676a14a14528c2b29d8b",
+    sha1="496ef63a3b1f858acb427e2be48167925de22e46",
     function="rp_v0_1_0__work_queue__fire",
     read_only=False,
     keys=(8, 8),
@@ -1123,7 +1123,7 @@ def fire(
 JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
-    sha1="a26beefa7e23d4936400675810375a3e6ff7e3cd",
+    sha1="b0fe1984d597bbb057321a0d258dec5c0569b983",
     function="rp_v0_1_0__work_queue__job",
     read_only=True,
     keys=(4, 4),
@@ -1196,7 +1196,7 @@ def job(
 LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
-    sha1="f34f1577c1e2a4dba91e0e738beea6025c9d4a6b",
+    sha1="8c67d26aeebc5affd616809d5bef9e379d630c60",
     function="rp_v0_1_0__work_queue__list",
     read_only=True,
     keys=(6, 6),
@@ -1279,7 +1279,7 @@ def list(
 METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
-    sha1="68c1256a69d433ed5a520b00236326ece98b2b1d",
+    sha1="42be83bc028c2c95cf051c747be854750d5ba62f",
     function="rp_v0_1_0__work_queue__metrics",
     read_only=True,
     keys=(7, 7),
@@ -1369,7 +1369,7 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="5bb0804688aba779f338a94b40eeac5345973fee",
+    sha1="93baaf5777769590604d35fbf1c1f2338315dd75",
     function="rp_v0_1_0__work_queue__nack",
     read_only=False,
     keys=(9, 9),
@@ -1480,7 +1480,7 @@ def nack(
 PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
-    sha1="a2b9c9307428635bf655ce433c4758ff29295c75",
+    sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
     function="rp_v0_1_0__work_queue__pause",
     read_only=False,
     keys=(1, 1),
@@ -1530,7 +1530,7 @@ def pause(jobs: str) -> _rt.Call[bool]:
 PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
-    sha1="57255be1eb0b1353968f53b5404a8733baa012bb",
+    sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
     function="rp_v0_1_0__work_queue__paused",
     read_only=True,
     keys=(1, 1),
@@ -1576,7 +1576,7 @@ def paused(jobs: str) -> _rt.Call[bool]:
 PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
-    sha1="e8ca9ddf62dc7474dc4fb6bbf25fff00e08add2a",
+    sha1="a49d583d86f9a112c90d271730a77311689ca0cf",
     function="rp_v0_1_0__work_queue__progress",
     read_only=False,
     keys=(2, 2),
@@ -1645,7 +1645,7 @@ def progress(
 RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
-    sha1="01abc73f905bc622f16e5dbfaeaff36b7b4637a5",
+    sha1="5254580c5d1777c17ff63f978514be98d250ff8b",
     function="rp_v0_1_0__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
@@ -1731,7 +1731,7 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="b5f21c88d1dd72c71228293a4bee5386c5834af6",
+    sha1="f0169c2833e5db644f3178456d1007f327ad57f8",
     function="rp_v0_1_0__work_queue__remove",
     read_only=False,
     keys=(5, 5),
@@ -1799,7 +1799,7 @@ def remove(
 REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
-    sha1="9d62e9d7002ac5d3ce1dbab4e420313ed2a63498",
+    sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
     function="rp_v0_1_0__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
@@ -1850,7 +1850,7 @@ def remove_schedule(schedules: str, due: str, schedule: str) -> _rt.Call[bool]:
 REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
-    sha1="a5ffb5816a0698f80c994a9e9ffe52cf469c3d78",
+    sha1="2d086b94eae771091a03280468569a534b2d0b8a",
     function="rp_v0_1_0__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
@@ -1919,7 +1919,7 @@ def requeue(
 RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
-    sha1="d1e36c3aff4c5dfeaa78ba49290fe7536bc0f5b2",
+    sha1="668de221f1ab873f793684017c2192771a08435d",
     function="rp_v0_1_0__work_queue__result",
     read_only=True,
     keys=(2, 2),
@@ -1974,7 +1974,7 @@ def result(results: str, kept: str, id: str) -> _rt.Call[_t.Optional[bytes]]:
 RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
-    sha1="5dc5e216553bcdddb06eac4e402a3773dce2605e",
+    sha1="71e4a5d66639c307b052a548b63c7dc02c430a66",
     function="rp_v0_1_0__work_queue__resume",
     read_only=False,
     keys=(2, 2),
@@ -2024,7 +2024,7 @@ def resume(jobs: str, signal: str) -> _rt.Call[bool]:
 RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
-    sha1="68243ffd380306aaa81a19c225fc46001644987c",
+    sha1="5c90bf80acf53461d305456c576cc4e312dcee7b",
     function="rp_v0_1_0__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
@@ -2092,7 +2092,7 @@ def retry_dead(
 SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
-    sha1="45e1be49cbf73d14b91ac112aca6a9fb6d49b72c",
+    sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
     function="rp_v0_1_0__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
@@ -2152,7 +2152,7 @@ def schedule(
 SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
-    sha1="be3356eab50b6407688e4bde1c7116dc4ac072d5",
+    sha1="47a83b157b7b609bc091d638fe435d011435347a",
     function="rp_v0_1_0__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
@@ -2217,7 +2217,7 @@ def schedules(
 SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
-    sha1="be1883e145b6ed790fae679f6b9fded2ac7705b2",
+    sha1="07c08adfafb65c2aaeb859df0a30c3ac3e1bdb45",
     function="rp_v0_1_0__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
@@ -2294,7 +2294,7 @@ def set_delay(
 SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
-    sha1="b74f87f3ea21fdce82fdca9d6a3666f191a0a3c0",
+    sha1="63996d0a1193125bf8c65e615d292e3619d19c47",
     function="rp_v0_1_0__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
@@ -2362,7 +2362,7 @@ def set_priority(
 SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
-    sha1="bb48538899dead3ffaf4e8a4b83804c311d8368f",
+    sha1="f5904d2a5ffbac56a163442ae9d724f46ca21942",
     function="rp_v0_1_0__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
@@ -2482,7 +2482,7 @@ def set_schedule(
 SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
-    sha1="c961ecfbcb77539e5b34776c5684f928f05f14cd",
+    sha1="cb2f1e9d67df4e623bd5e723c8c36cdc12bf97d7",
     function="rp_v0_1_0__work_queue__settings",
     read_only=True,
     keys=(1, 1),
@@ -2531,7 +2531,7 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="eac8f9777c5c3b45e373ba1dcc9d8bb074bb64df",
+    sha1="e661b8e6497c42568145796b58c57b01c140525d",
     function="rp_v0_1_0__work_queue__take",
     read_only=False,
     keys=(14, 14),

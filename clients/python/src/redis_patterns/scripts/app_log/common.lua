@@ -21,11 +21,11 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @error BAD_COMMON          `common` holds a count for the message that is no count; nothing was written
---- @uses held_hour rotate_hour
+--- @uses held_hour rotate_hour safe_integer shown
 --- @clock server
 --- @complexity O(log N), N = the distinct messages this hour
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -93,48 +93,6 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
-if #KEYS ~= 5 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local common = KEYS[1]
-local start = KEYS[2]
-local last = KEYS[3]
-local pstart = KEYS[4]
-local recent = KEYS[5]
-local message = ARGV[1]
-local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(common, '^common:(.+)$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
-    not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS common must be common:{<name>:<severity>}, but KEYS[1] is ' .. shown(common))
-end
-if start ~= 'common:' .. tag_of_keys .. ':start' then
-  return redis.error_reply(
-      'BAD_KEYS start must be common:{<name>:<severity>}:start with the hash tag as in common, but KEYS[2] is '
-      .. shown(start))
-end
-if last ~= 'common:' .. tag_of_keys .. ':last' then
-  return redis.error_reply(
-      'BAD_KEYS last must be common:{<name>:<severity>}:last with the hash tag as in common, but KEYS[3] is '
-      .. shown(last))
-end
-if pstart ~= 'common:' .. tag_of_keys .. ':pstart' then
-  return redis.error_reply(
-      'BAD_KEYS pstart must be common:{<name>:<severity>}:pstart with the hash tag as in common, but KEYS[4] is '
-      .. shown(pstart))
-end
-if recent ~= 'recent:' .. tag_of_keys then
-  return redis.error_reply(
-      'BAD_KEYS recent must be recent:{<name>:<severity>} with the hash tag as in common, but KEYS[5] is '
-      .. shown(recent))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua of the scripts folder).
 -- The hour whose totals a zset of hourly statistics holds, as its `start` key keeps it:
 -- whole seconds, a multiple of 3600, or nil when none is kept yet; nil and an error
 -- reply when the key holds something else.
@@ -163,6 +121,39 @@ local function rotate_hour(current_key, last_key, start_key, pstart_key, held, h
   end
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local common = KEYS[1]
+local start = KEYS[2]
+local last = KEYS[3]
+local pstart = KEYS[4]
+local recent = KEYS[5]
+local message = ARGV[1]
+local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not keep or keep > 10000 then
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(common, '^common:(.+)$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be common:{<name>:<severity>}, got ' .. shown(common))
+end
+for i, each in ipairs({ ':start', ':last', ':pstart' }) do
+  if KEYS[i + 1] ~= 'common:' .. tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be common:{<name>:<severity>}' .. each ..
+        ' with the hash tag as in common, got ' .. shown(KEYS[i + 1]))
+  end
+end
+if recent ~= 'recent:' .. tag_of_keys then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[5] must be recent:{<name>:<severity>} with the hash tag as in common, got ' .. shown(recent))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', common)
 redis.call('ZCARD', last)

@@ -9,8 +9,8 @@
 --- @error BAD_CONTENT         empty
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(P log T), P = the prefixes, T = a table's entries
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -60,24 +60,26 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 64 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 1 to 64 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local content = ARGV[1]
 if content == '' then
-  return redis.error_reply('BAD_CONTENT content must not be empty')
+  return redis.error_reply('BAD_CONTENT must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tables_parts = key_split(KEYS[1], { '', ':', '' }, true)
 if not tables_parts then
-  return redis.error_reply('BAD_KEYS tables must be {<subject>}:<prefix>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<subject>}:<prefix>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = tables_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':', '') then
     return redis.error_reply(
-        'BAD_KEYS tables must be {<subject>}:<prefix> with <subject> as in tables, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<subject>}:<prefix> with <subject> as in tables, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

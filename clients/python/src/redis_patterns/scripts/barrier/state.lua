@@ -13,8 +13,8 @@
 --- @uses barrier_of
 --- @clock server
 --- @complexity O(log N), N = the waiting parties
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; barrier/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -26,23 +26,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local state = KEYS[1]
-local arrived = KEYS[2]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(state, '^(.+):barrier$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
-end
-if arrived ~= tag_of_keys .. ':arrived' then
-  return redis.error_reply(
-      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- barrier/_shared.lua of the scripts folder).
 -- The barrier in `state_hash` as these scripts keep it: { parties, gen } (how many
 -- parties release a generation, and the current generation); nil when there is none; nil
 -- and an error reply when the hash holds what these scripts never write. Reads only (a
@@ -66,6 +49,22 @@ local function barrier_of(state_hash)
   return { parties = n, gen = gen }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local arrived = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):barrier$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:barrier, got ' .. shown(state))
+end
+if arrived ~= tag_of_keys .. ':arrived' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:arrived with <name> as in state, got ' .. shown(arrived))
+end
+-- End of the generated input checks.
 local barrier, err = barrier_of(state)
 if err then
   return err

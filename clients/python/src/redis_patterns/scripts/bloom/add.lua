@@ -31,8 +31,8 @@
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @uses filter_shape held_filter item_bits
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; bloom/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -53,39 +53,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 54 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local params = KEYS[1]
-local bits = KEYS[2]
-local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not capacity or capacity > 10000000000 then
-  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 1 to 10000000000, got ' .. shown(ARGV[1]))
-end
-local one_in = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not one_in or one_in < 2 or one_in > 1000000000 then
-  return redis.error_reply('BAD_ONE_IN one_in must be an integer from 2 to 1000000000, got ' .. shown(ARGV[2]))
-end
-local partitions = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not partitions or partitions > 1024 then
-  return redis.error_reply('BAD_PARTITIONS partitions must be an integer from 1 to 1024, got ' .. shown(ARGV[3]))
-end
-local partition = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
-if not partition or partition > 1023 then
-  return redis.error_reply('BAD_PARTITION partition must be an integer from 0 to 1023, got ' .. shown(ARGV[4]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(params, '^(.+):bloom$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS params must be {<filter>}:bloom, but KEYS[1] is ' .. shown(params))
-end
-if bits ~= tag_of_keys .. ':bits' then
-  return redis.error_reply(
-      'BAD_KEYS bits must be {<filter>}:bits with <filter> as in params, but KEYS[2] is ' .. shown(bits))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- bloom/_shared.lua of the scripts folder).
 -- The shape of one partition of a filter for `of_capacity` items at a false-positive rate
 -- of 1 in `of_one_in`, split into `of_partitions`: its number of hashes k (log2(one_in),
 -- rounded, at least 1) and its bits m, the fewest with which k hashes of `of_capacity`
@@ -159,6 +126,38 @@ local function item_bits(item, of_m, of_k, of_partitions, op)
   return args, tonumber(string.sub(sha, 25, 32), 16) % of_partitions
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 54 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local params = KEYS[1]
+local bits = KEYS[2]
+local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not capacity or capacity > 10000000000 then
+  return redis.error_reply('BAD_CAPACITY must be an integer from 1 to 10000000000, got ' .. shown(ARGV[1]))
+end
+local one_in = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not one_in or one_in < 2 or one_in > 1000000000 then
+  return redis.error_reply('BAD_ONE_IN must be an integer from 2 to 1000000000, got ' .. shown(ARGV[2]))
+end
+local partitions = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not partitions or partitions > 1024 then
+  return redis.error_reply('BAD_PARTITIONS must be an integer from 1 to 1024, got ' .. shown(ARGV[3]))
+end
+local partition = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+if not partition or partition > 1023 then
+  return redis.error_reply('BAD_PARTITION must be an integer from 0 to 1023, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(params, '^(.+):bloom$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<filter>}:bloom, got ' .. shown(params))
+end
+if bits ~= tag_of_keys .. ':bits' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<filter>}:bits with <filter> as in params, got ' .. shown(bits))
+end
+-- End of the generated input checks.
 local m, k = filter_shape(capacity, one_in, partitions)
 if partition >= partitions then
   return redis.error_reply('BAD_PARTITION partition ' .. partition .. ' is not below partitions ' .. partitions)

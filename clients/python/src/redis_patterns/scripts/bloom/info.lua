@@ -15,10 +15,10 @@
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @error BAD_PARAMS     not raised here: the shared check compares the stored parameters with themselves
 --- @error BAD_PARTITION  `params` holds a partition not below its partitions
---- @uses filter_shape held_filter
+--- @uses filter_shape held_filter safe_integer shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; bloom/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -39,23 +39,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local params = KEYS[1]
-local bits = KEYS[2]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(params, '^(.+):bloom$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS params must be {<filter>}:bloom, but KEYS[1] is ' .. shown(params))
-end
-if bits ~= tag_of_keys .. ':bits' then
-  return redis.error_reply(
-      'BAD_KEYS bits must be {<filter>}:bits with <filter> as in params, but KEYS[2] is ' .. shown(bits))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- bloom/_shared.lua of the scripts folder).
 -- The shape of one partition of a filter for `of_capacity` items at a false-positive rate
 -- of 1 in `of_one_in`, split into `of_partitions`: its number of hashes k (log2(one_in),
 -- rounded, at least 1) and its bits m, the fewest with which k hashes of `of_capacity`
@@ -105,6 +88,22 @@ local function held_filter(params_key, bits_key, want, want_m, want_k)
   return tonumber(held[7])
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local params = KEYS[1]
+local bits = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(params, '^(.+):bloom$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<filter>}:bloom, got ' .. shown(params))
+end
+if bits ~= tag_of_keys .. ':bits' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<filter>}:bits with <filter> as in params, got ' .. shown(bits))
+end
+-- End of the generated input checks.
 local held = redis.call('HMGET', params, 'capacity', 'one_in', 'partitions', 'partition')
 if not held[1] then
   local _, err = held_filter(params, bits, {}, 0, 0)

@@ -21,8 +21,8 @@
 --- @error BAD_LEASE                 not whole milliseconds within its range
 --- @error BAD_KEYS                  a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -45,6 +45,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -52,21 +55,19 @@ local value = KEYS[1]
 local marker = KEYS[2]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(value)
 if value == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(value))
 end
 if marker ~= tag_of_keys .. ':computing' then
-  return redis.error_reply(
-      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:computing with <name> as in value, got ' .. shown(marker))
 end
 -- End of the generated input checks.
 local cached = redis.call('GET', value)

@@ -16,8 +16,8 @@
 --- @error BAD_TTL                 not whole milliseconds within its range (or empty)
 --- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -40,6 +40,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -47,25 +50,21 @@ local value = KEYS[1]
 local marker = KEYS[2]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local content = ARGV[2]
-local ttl = nil
-if ARGV[3] ~= '' then
-  ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
-  end
+local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(value)
 if value == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(value))
 end
 if marker ~= tag_of_keys .. ':computing' then
-  return redis.error_reply(
-      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:computing with <name> as in value, got ' .. shown(marker))
 end
 -- End of the generated input checks.
 -- Both reads raise WRONGTYPE before the first write.

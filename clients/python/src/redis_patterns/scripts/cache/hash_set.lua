@@ -17,8 +17,8 @@
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_FIELDS              a field without a value: the fields and values are an odd number
 --- @complexity O(N), N = number of fields given (the old entry is freed in the background)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -30,21 +30,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV < 3 or #ARGV > 2001 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local cache = KEYS[1]
-local ttl = nil
-if ARGV[1] ~= '' then
-  ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
-  end
+local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if cache == '' then
-  return redis.error_reply('BAD_KEYS cache must be <name>, but KEYS[1] is ' .. shown(cache))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <name>, got ' .. shown(cache))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then

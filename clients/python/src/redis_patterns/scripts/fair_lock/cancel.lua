@@ -13,8 +13,8 @@
 --- @error BAD_KEYS                a key not named as its template says
 --- @uses wake_waiters
 --- @complexity O(log N), N = the waiters
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -26,32 +26,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local queue = KEYS[1]
-local places = KEYS[2]
-local wake = KEYS[3]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(queue, '^(.+):queue$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS queue must be {<name>}:queue, but KEYS[1] is ' .. shown(queue))
-end
-if places ~= tag_of_keys .. ':places' then
-  return redis.error_reply(
-      'BAD_KEYS places must be {<name>}:places with <name> as in queue, but KEYS[2] is ' .. shown(places))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in queue, but KEYS[3] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua of the scripts folder).
 -- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
 -- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
 -- wake-ups: a waiter blocks at most a second before it runs its script again, which then
@@ -61,6 +35,30 @@ local function wake_waiters(wake_key)
   redis.call('PEXPIRE', wake_key, 60000)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local queue = KEYS[1]
+local places = KEYS[2]
+local wake = KEYS[3]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(queue, '^(.+):queue$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:queue, got ' .. shown(queue))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:places with <name> as in queue, got ' .. shown(places))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:wake with <name> as in queue, got ' .. shown(wake))
+end
+-- End of the generated input checks.
 redis.call('ZCARD', places)
 redis.call('XLEN', wake)
 if redis.call('ZREM', queue, token) == 0 then

@@ -16,8 +16,8 @@
 --- @error BAD_MAX_LENGTH              not an integer within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @complexity O(M + T), M = the number of items, T = the items trimmed (at most 5,000)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,18 +29,20 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV < 2 or #ARGV > 5001 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 2 to 5001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local queue = KEYS[1]
 local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not max_length or max_length > 999999999999999 then
-  return redis.error_reply(
-      'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MAX_LENGTH must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if queue == '' then
-  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(queue))
 end
 -- End of the generated input checks.
 local TRIM_LIMIT = 5000

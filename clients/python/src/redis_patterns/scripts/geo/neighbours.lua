@@ -20,11 +20,11 @@
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
---- @uses live nearest
+--- @uses live nearest shown
 --- @clock server
 --- @complexity O(1) on a hit; O(N + log M) on a miss, N = the members within 1 km's bounding box, M = the members
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; geo/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -47,41 +47,6 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
-if #KEYS ~= 3 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local places = KEYS[1]
-local deadlines = KEYS[2]
-local cache = KEYS[3]
-local member = ARGV[1]
-if member == '' then
-  return redis.error_reply('BAD_MEMBER member must not be empty')
-end
-local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
-end
-local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_group(places)
-if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
-end
-if deadlines ~= tag_of_keys .. ':deadlines' then
-  return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
-end
-if cache ~= tag_of_keys .. ':neighbours:' .. member then
-  return redis.error_reply(
-      'BAD_KEYS cache must be {<key>}:neighbours:<member> with <key> as in places and <member> = ARGV[1], but ' ..
-      'KEYS[3] is ' .. shown(cache))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- geo/_shared.lua of the scripts folder).
 -- Whether `who` is pinned in `places_set` and its pin has not expired by `now`.
 local function live(places_set, deadlines_set, who, now)
   if not redis.call('ZSCORE', places_set, who) then
@@ -112,6 +77,41 @@ local function nearest(places_set, deadlines_set, from, km, most, now)
   return out
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local places = KEYS[1]
+local deadlines = KEYS[2]
+local cache = KEYS[3]
+local member = ARGV[1]
+if member == '' then
+  return redis.error_reply('BAD_MEMBER must not be empty')
+end
+local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not limit or limit > 100 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
+end
+if cache ~= tag_of_keys .. ':neighbours:' .. member then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[3] must be {<key>}:neighbours:<member> with <key> as in places and <member> = ARGV[1], got ' ..
+      shown(cache))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', places)
 redis.call('ZCARD', deadlines)

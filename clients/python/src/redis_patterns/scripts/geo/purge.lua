@@ -11,8 +11,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the members, M = `limit`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -35,6 +35,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -42,16 +45,16 @@ local places = KEYS[1]
 local deadlines = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

@@ -10,8 +10,8 @@
 --- @error BAD_DEADLINES       `deadlines` holds more expired pins than `places` holds pins (another client wrote them)
 --- @clock server
 --- @complexity O(log N), N = the pins with a ttl
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -34,6 +34,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -42,11 +45,11 @@ local deadlines = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(places)
 if places == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(places))
 end
 if deadlines ~= tag_of_keys .. ':deadlines' then
   return redis.error_reply(
-      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+      'BAD_KEYS KEYS[2] must be {<key>}:deadlines with <key> as in places, got ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 local time = redis.call('TIME')

@@ -14,9 +14,10 @@
 --- @error BAD_IP              not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_BLOCK           the block found is not `<city id>_<start>[_<end>]`
+--- @uses safe_integer
 --- @complexity O(log N), N = the blocks
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -37,6 +38,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -44,17 +48,16 @@ local blocks = KEYS[1]
 local cities = KEYS[2]
 local ip = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not ip or ip > 4294967295 then
-  return redis.error_reply('BAD_IP ip must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_IP must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(blocks, '^(.+):ip2cityid$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS blocks must be {<namespace>}:ip2cityid, but KEYS[1] is ' .. shown(blocks))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:ip2cityid, got ' .. shown(blocks))
 end
 if cities ~= tag_of_keys .. ':cityid2city' then
   return redis.error_reply(
-      'BAD_KEYS cities must be {<namespace>}:cityid2city with <namespace> as in blocks, but KEYS[2] is '
-      .. shown(cities))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:cityid2city with <namespace> as in blocks, got ' .. shown(cities))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before the answer is built.

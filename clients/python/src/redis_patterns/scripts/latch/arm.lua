@@ -23,8 +23,8 @@
 --- @error BAD_LATCH             `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of
 --- @complexity O(N), N = the ids left of the last generation (none once it opened; at most 10,000)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; latch/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -36,34 +36,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local latch = KEYS[1]
-local ids = KEYS[2]
-local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not count or count > 10000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
-end
-local ttl = nil
-if ARGV[2] ~= '' then
-  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(latch, '^(.+):latch$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
-end
-if ids ~= tag_of_keys .. ':ids' then
-  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids with <name> as in latch, but KEYS[2] is ' .. shown(ids))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- latch/_shared.lua of the scripts folder).
 -- The latch in `latch_hash` as these scripts keep it: { gen, count, left, opened } (the
 -- generation, its count, what is left of it, the last generation that opened, 0 for
 -- none); nil when there is no latch; nil and an error reply when the hash holds what
@@ -91,6 +63,31 @@ local function latch_of(latch_hash)
   return { gen = gen, count = total, left = left, opened = opened }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local latch = KEYS[1]
+local ids = KEYS[2]
+local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not count or count > 10000 then
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
+end
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if ARGV[2] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(latch, '^(.+):latch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:latch, got ' .. shown(latch))
+end
+if ids ~= tag_of_keys .. ':ids' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:ids with <name> as in latch, got ' .. shown(ids))
+end
+-- End of the generated input checks.
 local state, err = latch_of(latch)
 if err then
   return err

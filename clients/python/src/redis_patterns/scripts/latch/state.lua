@@ -11,8 +11,8 @@
 --- @error BAD_LATCH                  `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; latch/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -24,18 +24,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 1 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local latch = KEYS[1]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(latch, '^(.+):latch$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- latch/_shared.lua of the scripts folder).
 -- The latch in `latch_hash` as these scripts keep it: { gen, count, left, opened } (the
 -- generation, its count, what is left of it, the last generation that opened, 0 for
 -- none); nil when there is no latch; nil and an error reply when the hash holds what
@@ -63,6 +51,18 @@ local function latch_of(latch_hash)
   return { gen = gen, count = total, left = left, opened = opened }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local latch = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(latch, '^(.+):latch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:latch, got ' .. shown(latch))
+end
+-- End of the generated input checks.
 local state, err = latch_of(latch)
 if err then
   return err

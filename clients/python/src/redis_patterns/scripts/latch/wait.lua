@@ -20,8 +20,8 @@
 --- @error BAD_LATCH                  `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of wake_id
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and latch/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -33,31 +33,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local latch = KEYS[1]
-local wake = KEYS[2]
-local generation = nil
-if ARGV[1] ~= '' then
-  generation = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not generation or generation > 9007199254740990 then
-    return redis.error_reply(
-        'BAD_GENERATION generation must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[1]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(latch, '^(.+):latch$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in latch, but KEYS[2] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and latch/_shared.lua of the scripts folder).
 -- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
 -- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
 -- an entry. Reads only: call it before the first write (a key of another type is
@@ -93,6 +68,27 @@ local function latch_of(latch_hash)
   return { gen = gen, count = total, left = left, opened = opened }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local latch = KEYS[1]
+local wake = KEYS[2]
+local generation = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not generation or generation > 9007199254740990) then
+  return redis.error_reply(
+      'BAD_GENERATION must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(latch, '^(.+):latch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:latch, got ' .. shown(latch))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in latch, got ' .. shown(wake))
+end
+-- End of the generated input checks.
 local state, err = latch_of(latch)
 if err then
   return err

@@ -14,8 +14,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @uses level
 --- @complexity O(log N), N = the items
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; leaderboard/_shared.lua of the scripts folder).
 -- The one rule for floats: decimal digits with an optional leading '-', then an optional
 -- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
 -- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
@@ -56,30 +56,6 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
-if #KEYS ~= 2 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local board = KEYS[1]
-local levels = KEYS[2]
-local item = ARGV[1]
-local weight = float(ARGV[2])
-if not weight then
-  return redis.error_reply(
-      'BAD_WEIGHT weight must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_group(board)
-if board == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
-end
-if levels ~= tag_of_keys .. ':levels' then
-  return redis.error_reply(
-      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- leaderboard/_shared.lua of the scripts folder).
 -- A score as a member of `levels`: one spelling per value, whatever the server's own;
 -- 0 and -0 are one level.
 local function level(score)
@@ -89,6 +65,28 @@ local function level(score)
   return string.format('%.17g', score)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local board = KEYS[1]
+local levels = KEYS[2]
+local item = ARGV[1]
+local weight = float(ARGV[2])
+if not weight then
+  return redis.error_reply(
+      'BAD_WEIGHT must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:levels with <key> as in board, got ' .. shown(levels))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)

@@ -21,8 +21,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error NOT_ADOPTED         a board holds the item at a score its levels lack: build them with adopt.lua
 --- @complexity O(B log N), B = the boards, N = the items of the largest
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -45,6 +45,9 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 20 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 2 to 20 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -55,12 +58,12 @@ for i = 1, #KEYS do
   if (i - 1) % 2 == 0 then
     tag_of_item = key_group(KEYS[i])
     if KEYS[i] == '' or not tag_of_item then
-      return redis.error_reply('BAD_KEYS boards must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+      return redis.error_reply('BAD_KEYS KEYS[' .. i .. '] must be <key>, got ' .. shown(KEYS[i]))
     end
-  elseif (i - 1) % 2 == 1 then
+  else
     if KEYS[i] ~= tag_of_item .. ':levels' then
       return redis.error_reply(
-          'BAD_KEYS boards must be {<key>}:levels with <key> as in boards, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+          'BAD_KEYS KEYS[' .. i .. '] must be {<key>}:levels with <key> as in boards, got ' .. shown(KEYS[i]))
     end
   end
 end

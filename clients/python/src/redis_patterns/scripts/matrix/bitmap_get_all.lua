@@ -14,8 +14,8 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error TOO_BIG                the rows hold more than 1 MiB together; read fewer rows per call
 --- @complexity O(B), B = the bytes read, at most 1 MiB
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -65,19 +65,22 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 1 to 512 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
 if not rows_parts then
-  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<id>}:row:<row>, got ' .. shown(KEYS[1]))
 end
 local tag_of_keys = rows_parts[1]
 for i = 1, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
     return redis.error_reply(
-        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<id>}:row:<row> with <id> as in rows, got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -14,8 +14,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error TOO_MANY_FRIENDS    the friends set holds more than 300 users
 --- @complexity O(F × N), F = the friends, N = the minutes
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -65,6 +65,9 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 2 to 11 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -72,14 +75,14 @@ local friends = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local friends_parts = key_split(friends, { '', ':friends:', '' }, true)
 if not friends_parts then
-  return redis.error_reply('BAD_KEYS friends must be {<ns>}:friends:<user>, but KEYS[1] is ' .. shown(friends))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<ns>}:friends:<user>, got ' .. shown(friends))
 end
 local tag_of_keys = friends_parts[1]
 for i = 2, #KEYS do
   if not key_cut(KEYS[i], tag_of_keys .. ':active.users:', '') then
     return redis.error_reply(
-        'BAD_KEYS minutes must be {<ns>}:active.users:<minute> with <ns> as in friends, but KEYS['
-        .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i .. '] must be {<ns>}:active.users:<minute> with <ns> as in friends, got ' ..
+        shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

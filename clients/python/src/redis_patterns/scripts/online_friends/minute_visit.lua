@@ -16,8 +16,8 @@
 --- @error BAD_EXPIRY          not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -59,21 +59,24 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local minute = KEYS[1]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local expiry = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not expiry or expiry > 3000000 then
-  return redis.error_reply('BAD_EXPIRY expiry must be whole milliseconds from 1 to 3000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_EXPIRY must be whole milliseconds from 1 to 3000000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not key_split(minute, { '', ':active.users:', '' }, true) then
-  return redis.error_reply('BAD_KEYS minute must be {<ns>}:active.users:<minute>, but KEYS[1] is ' .. shown(minute))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<ns>}:active.users:<minute>, got ' .. shown(minute))
 end
 -- End of the generated input checks.
 local added = redis.call('SADD', minute, user)

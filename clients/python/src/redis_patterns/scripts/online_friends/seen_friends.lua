@@ -20,8 +20,8 @@
 --- @error TOO_MANY_FRIENDS    the friends set holds more than 1,000 users
 --- @clock caller
 --- @complexity O(F × log N), F = the friends, N = the users remembered
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -41,6 +41,9 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -48,21 +51,20 @@ local friends = KEYS[1]
 local seen = KEYS[2]
 local now = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local window = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not window or window > 999999999999999 then
-  return redis.error_reply(
-      'BAD_WINDOW window must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_WINDOW must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[2] is ' .. shown(seen))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<ns>}:last.seen, got ' .. shown(seen))
 end
 if not key_cut(friends, tag_of_keys .. ':friends:', '') then
   return redis.error_reply(
-      'BAD_KEYS friends must be {<ns>}:friends:<user> with <ns> as in seen, but KEYS[1] is ' .. shown(friends))
+      'BAD_KEYS KEYS[1] must be {<ns>}:friends:<user> with <ns> as in seen, got ' .. shown(friends))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)

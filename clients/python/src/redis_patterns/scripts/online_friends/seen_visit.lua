@@ -16,8 +16,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @clock caller
 --- @complexity O(log N), N = the users remembered
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,26 +29,29 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local seen = KEYS[1]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 999999999999999 then
-  return redis.error_reply('BAD_KEEP keep must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_KEEP must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[1] is ' .. shown(seen))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<ns>}:last.seen, got ' .. shown(seen))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)

@@ -25,9 +25,10 @@
 --- @error BAD_SIZE            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1
+--- @uses safe_integer shown
 --- @complexity O(S + M), S = how far the page is from the nearer end of the list, M = `size`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -59,31 +60,29 @@ local function key_group(s)
     return '{' .. s .. '}'
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local list = KEYS[1]
 local added = KEYS[2]
-local cursor = nil
-if ARGV[1] ~= '' then
-  cursor = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-  if not cursor or cursor > 999999999999999 then
-    return redis.error_reply(
-        'BAD_CURSOR cursor must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
-  end
+local cursor = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if ARGV[1] ~= '' and (not cursor or cursor > 999999999999999) then
+  return redis.error_reply('BAD_CURSOR must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
 end
 local size = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not size or size > 1000 then
-  return redis.error_reply('BAD_SIZE size must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_SIZE must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(list)
 if list == '' or not tag_of_keys then
-  return redis.error_reply('BAD_KEYS list must be <key>, but KEYS[1] is ' .. shown(list))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(list))
 end
 if added ~= tag_of_keys .. ':added' then
-  return redis.error_reply(
-      'BAD_KEYS added must be {<key>}:added with <key> as in list, but KEYS[2] is ' .. shown(added))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<key>}:added with <key> as in list, got ' .. shown(added))
 end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)

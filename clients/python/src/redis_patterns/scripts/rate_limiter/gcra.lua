@@ -25,12 +25,13 @@
 --- @error BAD_COST                not an integer within its range, or more than `burst`
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
+--- @uses shown
 --- @default prefix GcraLimiter   the keys of GcraLimiter::new: GcraLimiter:<uid>:<action>
 --- @default burst =count      GcraLimiter::new(action, limit, period): a bucket of `limit`
 --- @clock server
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -42,29 +43,32 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 1 key and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local tat = KEYS[1]
 local burst = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not burst or burst > 999999999999999 then
-  return redis.error_reply('BAD_BURST burst must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_BURST must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not count or count > 999999999999999 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not period or period > 10000000000 then
-  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_PERIOD must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
 end
 local cost = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not cost or cost > 999999999999999 then
-  return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_COST must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(tat, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS tat must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(tat))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(tat))
 end
 -- End of the generated input checks.
 -- The bucket's refill time bounds the key's expiry and keeps every time exact.

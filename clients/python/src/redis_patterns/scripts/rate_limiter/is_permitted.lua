@@ -21,10 +21,11 @@
 --- @error BAD_COST                  not an integer within its range, or more than `maximum`
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
+--- @uses safe_integer shown
 --- @default prefix RateLimiter   the keys of RateLimiter::new: RateLimiter:<uid>:<action>
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -45,26 +46,28 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local counter = KEYS[1]
 local maximum = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not maximum or maximum > 999999999999999 then
-  return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MAXIMUM must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local interval = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not interval or interval > 10000000000 then
-  return redis.error_reply(
-      'BAD_INTERVAL interval must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_INTERVAL must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
 local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cost or cost > 999999999999999 then
-  return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COST must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(counter, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(counter))
 end
 -- End of the generated input checks.
 if cost > maximum then

@@ -24,11 +24,12 @@
 --- @error BAD_COST              not an integer within its range, or more than `limit`
 --- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
+--- @uses safe_integer shown
 --- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new: SlidingWindowLimiter:<uid>:<action>
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -49,25 +50,28 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local log = KEYS[1]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000000, got ' .. shown(ARGV[1]))
 end
 local period = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not period or period > 10000000000 then
-  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_PERIOD must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
 local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cost or cost > 1000000 then
-  return redis.error_reply('BAD_COST cost must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COST must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if not string.find(log, '^.+:.+:.+$') then
-  return redis.error_reply('BAD_KEYS log must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(log))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <prefix>:<uid>:<action>, got ' .. shown(log))
 end
 -- End of the generated input checks.
 if cost > limit then

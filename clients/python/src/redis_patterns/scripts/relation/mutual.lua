@@ -13,8 +13,8 @@
 --- @error BAD_OTHER           empty
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -34,6 +34,9 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -41,23 +44,22 @@ local a_following = KEYS[1]
 local b_following = KEYS[2]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local other = ARGV[2]
 if other == '' then
-  return redis.error_reply('BAD_OTHER other must not be empty')
+  return redis.error_reply('BAD_OTHER must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(a_following, '', ':following:' .. user)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS a_following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
-      .. shown(a_following))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:following:<user> with <user> = ARGV[1], got ' .. shown(a_following))
 end
 if b_following ~= tag_of_keys .. ':following:' .. other then
   return redis.error_reply(
-      'BAD_KEYS b_following must be {<namespace>}:following:<other> with <namespace> as in a_following and <other> ' ..
-      '= ARGV[2], but KEYS[2] is ' .. shown(b_following))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:following:<other> with <namespace> as in a_following and <other> = ' ..
+      'ARGV[2], got ' .. shown(b_following))
 end
 -- End of the generated input checks.
 local a_follows = redis.call('ZSCORE', a_following, other)

@@ -11,8 +11,8 @@
 --- @error BAD_TARGET          empty
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N), N = the larger of the two lists
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -32,6 +32,9 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -39,23 +42,22 @@ local following = KEYS[1]
 local followers = KEYS[2]
 local user = ARGV[1]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local target = ARGV[2]
 if target == '' then
-  return redis.error_reply('BAD_TARGET target must not be empty')
+  return redis.error_reply('BAD_TARGET must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(following, '', ':following:' .. user)
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
-      'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
-      .. shown(following))
+      'BAD_KEYS KEYS[1] must be {<namespace>}:following:<user> with <user> = ARGV[1], got ' .. shown(following))
 end
 if followers ~= tag_of_keys .. ':followers:' .. target then
   return redis.error_reply(
-      'BAD_KEYS followers must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
-      'ARGV[2], but KEYS[2] is ' .. shown(followers))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
+      'ARGV[2], got ' .. shown(followers))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.

@@ -16,8 +16,8 @@
 --- @error BAD_KEYS                a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the leases, M = `limit`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,6 +29,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -38,24 +41,19 @@ local leases = KEYS[3]
 local holders = KEYS[4]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
-if occupied ~= tag_of_keys .. ':occupied' then
-  return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
-end
-if leases ~= tag_of_keys .. ':leases' then
-  return redis.error_reply(
-      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
-end
-if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
+for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

@@ -15,8 +15,8 @@
 --- @error BAD_KEYS                a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the leases
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -28,6 +28,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -35,24 +38,23 @@ local leases = KEYS[1]
 local holders = KEYS[2]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(leases, '^(.+):leases$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS leases must be {<name>}:leases, but KEYS[1] is ' .. shown(leases))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:leases, got ' .. shown(leases))
 end
 if holders ~= tag_of_keys .. ':holders' then
-  return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in leases, but KEYS[2] is ' .. shown(holders))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:holders with <name> as in leases, got ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.

@@ -13,8 +13,8 @@
 --- @error BAD_RESOURCE            empty
 --- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -26,6 +26,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 3 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -34,20 +37,20 @@ local occupied = KEYS[2]
 local holders = KEYS[3]
 local resource = ARGV[1]
 if resource == '' then
-  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+  return redis.error_reply('BAD_RESOURCE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
   return redis.error_reply(
-      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+      'BAD_KEYS KEYS[2] must be {<name>}:occupied with <name> as in available, got ' .. shown(occupied))
 end
 if holders ~= tag_of_keys .. ':holders' then
   return redis.error_reply(
-      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[3] is ' .. shown(holders))
+      'BAD_KEYS KEYS[3] must be {<name>}:holders with <name> as in available, got ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (SMOVE would answer 0

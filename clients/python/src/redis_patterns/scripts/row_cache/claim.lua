@@ -17,8 +17,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(M log N), M = rows due (at most `limit`), N = the rows scheduled
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -30,6 +30,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -37,17 +40,16 @@ local delays = KEYS[1]
 local schedule = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 500 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(delays, '^(.+):delays$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:delays, got ' .. shown(delays))
 end
 if schedule ~= tag_of_keys .. ':schedule' then
   return redis.error_reply(
-      'BAD_KEYS schedule must be {<namespace>}:schedule with <namespace> as in delays, but KEYS[2] is '
-      .. shown(schedule))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:schedule with <namespace> as in delays, got ' .. shown(schedule))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

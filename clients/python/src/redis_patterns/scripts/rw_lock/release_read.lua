@@ -17,8 +17,8 @@
 --- @uses wake_waiters now_ms read_count
 --- @clock server
 --- @complexity O(log R), R = the read holders
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and rw_lock/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -39,32 +39,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local readers = KEYS[1]
-local read_holds = KEYS[2]
-local wake = KEYS[3]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(readers, '^(.+):readers$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS readers must be {<name>}:readers, but KEYS[1] is ' .. shown(readers))
-end
-if read_holds ~= tag_of_keys .. ':read_holds' then
-  return redis.error_reply(
-      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in readers, but KEYS[2] is ' .. shown(read_holds))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in readers, but KEYS[3] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and rw_lock/_shared.lua of the scripts folder).
 -- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
 -- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
 -- wake-ups: a waiter blocks at most a second before it runs its script again, which then
@@ -92,6 +66,31 @@ local function read_count(holds_key, holder)
   return tonumber(count)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local readers = KEYS[1]
+local read_holds = KEYS[2]
+local wake = KEYS[3]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(readers, '^(.+):readers$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:readers, got ' .. shown(readers))
+end
+if read_holds ~= tag_of_keys .. ':read_holds' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<name>}:read_holds with <name> as in readers, got ' .. shown(read_holds))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:wake with <name> as in readers, got ' .. shown(wake))
+end
+-- End of the generated input checks.
 local count, bad_count = read_count(read_holds, token)
 if not count then
   return bad_count

@@ -12,8 +12,8 @@
 --- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @uses wake_waiters write_hold
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and rw_lock/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -34,27 +34,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local writer = KEYS[1]
-local wake = KEYS[2]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(writer, '^(.+):writer$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[2] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and rw_lock/_shared.lua of the scripts folder).
 -- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
 -- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
 -- wake-ups: a waiter blocks at most a second before it runs its script again, which then
@@ -83,6 +62,26 @@ local function write_hold(writer_key)
   return t, tonumber(n), tonumber(f)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local writer = KEYS[1]
+local wake = KEYS[2]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(writer, '^(.+):writer$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in writer, got ' .. shown(wake))
+end
+-- End of the generated input checks.
 local writer_token, count, _, bad_writer = write_hold(writer)
 if bad_writer then
   return bad_writer

@@ -12,8 +12,8 @@
 --- @error BAD_KEYS                a key not named as its template says
 --- @uses wake_waiters
 --- @complexity O(log W), W = the waiting writers
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -25,27 +25,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local intents = KEYS[1]
-local wake = KEYS[2]
-local token = ARGV[1]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(intents, '^(.+):intents$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS intents must be {<name>}:intents, but KEYS[1] is ' .. shown(intents))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in intents, but KEYS[2] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua of the scripts folder).
 -- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
 -- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
 -- wake-ups: a waiter blocks at most a second before it runs its script again, which then
@@ -55,6 +34,26 @@ local function wake_waiters(wake_key)
   redis.call('PEXPIRE', wake_key, 60000)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local intents = KEYS[1]
+local wake = KEYS[2]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(intents, '^(.+):intents$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:intents, got ' .. shown(intents))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in intents, got ' .. shown(wake))
+end
+-- End of the generated input checks.
 redis.call('XLEN', wake)
 if redis.call('ZREM', intents, token) == 0 then
   return 0

@@ -16,8 +16,8 @@
 --- @error BAD_STATE                   `state` holds a field these scripts never write
 --- @uses semaphore_state wake_waiters
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -38,27 +38,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local state = KEYS[1]
-local wake = KEYS[2]
-local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
-if not capacity or capacity > 1000 then
-  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(state, '^(.+):state$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[2] is ' .. shown(wake))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
 -- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
 -- wake-ups: a waiter blocks at most a second before it runs its script again, which then
@@ -93,6 +72,26 @@ local function semaphore_state(state_key)
   return st
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local wake = KEYS[2]
+local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not capacity or capacity > 1000 then
+  return redis.error_reply('BAD_CAPACITY must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in state, got ' .. shown(wake))
+end
+-- End of the generated input checks.
 redis.call('XLEN', wake)
 local st, err = semaphore_state(state)
 if not st then

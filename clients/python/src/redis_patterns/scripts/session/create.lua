@@ -33,8 +33,8 @@
 --- @default cap 10               SessionStore::new: 10 sessions a user
 --- @clock server
 --- @complexity O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; session/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -102,37 +102,6 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
-if #KEYS ~= 2 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local sessions = KEYS[1]
-local records = KEYS[2]
-local token = ARGV[1]
-if #token < 16 then
-  return redis.error_reply('BAD_TOKEN token must be 16 bytes long at least, got ' .. #token .. ' bytes')
-end
-local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
-end
-local cap = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not cap or cap > 1000 then
-  return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(sessions, '^(.+):sessions$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
-    not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
-end
-if records ~= tag_of_keys .. ':records' then
-  return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- session/_shared.lua of the scripts folder).
 -- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
 -- (the most arguments one command is given here).
 local function forget(sessions_set, records_hash, ids)
@@ -175,6 +144,36 @@ local function bad_last(sessions_set)
   return bad_deadline(last[1], last[2])
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+local token = ARGV[1]
+if #token < 16 then
+  return redis.error_reply('BAD_TOKEN must be 16 bytes long at least, got ' .. #token .. ' bytes')
+end
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+local cap = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not cap or cap > 1000 then
+  return redis.error_reply('BAD_CAP must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
 redis.call('HLEN', records)

@@ -25,11 +25,11 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
 --- @error BAD_SESSIONS        `sessions` holds a deadline another client wrote, not whole ms; nothing was written
---- @uses bad_last sweep outlive_sessions
+--- @uses bad_last sweep outlive_sessions safe_integer shown bad_deadline
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; session/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -97,39 +97,6 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
-if #KEYS ~= 2 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local sessions = KEYS[1]
-local records = KEYS[2]
-local token = ARGV[1]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
-end
-local slide = ARGV[2]
-if slide ~= '1' and slide ~= '0' then
-  return redis.error_reply('BAD_SLIDE slide must be 1 or 0, got ' .. shown(slide))
-end
-slide = slide == '1'
-local data = ARGV[3]
-if data ~= '1' and data ~= '0' then
-  return redis.error_reply('BAD_DATA data must be 1 or 0, got ' .. shown(data))
-end
-data = data == '1'
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(sessions, '^(.+):sessions$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
-    not key_group_fits(tag_of_keys, { '', ':', '' }) then
-  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
-end
-if records ~= tag_of_keys .. ':records' then
-  return redis.error_reply(
-      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
-      .. shown(records))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- session/_shared.lua of the scripts folder).
 -- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
 -- (the most arguments one command is given here).
 local function forget(sessions_set, records_hash, ids)
@@ -172,6 +139,36 @@ local function bad_last(sessions_set)
   return bad_deadline(last[1], last[2])
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+local token = ARGV[1]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN must not be empty')
+end
+local slide = ARGV[2] == '1'
+if not slide and ARGV[2] ~= '0' then
+  return redis.error_reply('BAD_SLIDE must be 1 or 0, got ' .. shown(ARGV[2]))
+end
+local data = ARGV[3] == '1'
+if not data and ARGV[3] ~= '0' then
+  return redis.error_reply('BAD_DATA must be 1 or 0, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>:<uid>}:sessions, got ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<namespace>:<uid>}:records with the hash tag as in sessions, got ' .. shown(records))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
 redis.call('HLEN', records)

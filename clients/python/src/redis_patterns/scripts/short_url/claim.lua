@@ -21,11 +21,11 @@
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
---- @uses over forget keep
+--- @uses over forget keep shown
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; short_url/_shared.lua of the scripts folder).
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -83,57 +83,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV ~= 4 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local links = KEYS[1]
-local expiries = KEYS[2]
-local limits = KEYS[3]
-local visits = KEYS[4]
-local slug = ARGV[1]
-if slug == '' then
-  return redis.error_reply('BAD_SLUG slug must not be empty')
-end
-local url = ARGV[2]
-if url == '' then
-  return redis.error_reply('BAD_URL url must not be empty')
-end
-local ttl = nil
-if ARGV[3] ~= '' then
-  ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-  if not ttl or ttl > 999999999999999 then
-    return redis.error_reply(
-        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
-  end
-end
-local max_visits = nil
-if ARGV[4] ~= '' then
-  max_visits = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-  if not max_visits or max_visits > 999999999999999 then
-    return redis.error_reply(
-        'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
-end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
-end
-if visits ~= tag_of_keys .. ':visits' then
-  return redis.error_reply(
-      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- short_url/_shared.lua of the scripts folder).
 -- Whether `link` has expired by `now`, or was visited as often as it allows; nil and an
 -- error reply when `limits` or `visits` holds no count for it (another client wrote it).
 local function over(expiries_set, limits_hash, visits_hash, link, now)
@@ -169,6 +118,46 @@ local function keep(expiries_set, limits_hash, link, now, life, most)
   end
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local links = KEYS[1]
+local expiries = KEYS[2]
+local limits = KEYS[3]
+local visits = KEYS[4]
+local slug = ARGV[1]
+if slug == '' then
+  return redis.error_reply('BAD_SLUG must not be empty')
+end
+local url = ARGV[2]
+if url == '' then
+  return redis.error_reply('BAD_URL must not be empty')
+end
+local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if ARGV[3] ~= '' and (not ttl or ttl > 999999999999999) then
+  return redis.error_reply(
+      'BAD_TTL must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
+end
+local max_visits = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if ARGV[4] ~= '' and (not max_visits or max_visits > 999999999999999) then
+  return redis.error_reply(
+      'BAD_MAX_VISITS must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
+end
+for i, each in ipairs({ ':expiries', ':limits', ':visits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 if #slug > 64 or not string.match(slug, '^[0-9a-zA-Z_%-]+$') then
   return redis.error_reply('BAD_SLUG slug must be 1 to 64 characters of 0-9, a-z, A-Z, - and _, got ' .. shown(slug))
 end

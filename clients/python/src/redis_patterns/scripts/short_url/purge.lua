@@ -16,8 +16,8 @@
 --- @uses forget
 --- @clock server
 --- @complexity O(M × log N), N = the links with an expiry, M = `limit`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; short_url/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,6 +29,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Deletes `link` and everything kept about it.
+local function forget(links_hash, expiries_set, limits_hash, visits_hash, link)
+  redis.call('HDEL', links_hash, link)
+  redis.call('ZREM', expiries_set, link)
+  redis.call('HDEL', limits_hash, link)
+  redis.call('HDEL', visits_hash, link)
+end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 5 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -39,40 +49,21 @@ local limits = KEYS[4]
 local visits = KEYS[5]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 100 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
 end
-if cache ~= tag_of_keys .. ':mapping_cache' then
-  return redis.error_reply(
-      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in links, but KEYS[2] is ' .. shown(cache))
-end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[3] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[4] is ' .. shown(limits))
-end
-if visits ~= tag_of_keys .. ':visits' then
-  return redis.error_reply(
-      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[5] is ' .. shown(visits))
+for i, each in ipairs({ ':mapping_cache', ':expiries', ':limits', ':visits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- short_url/_shared.lua of the scripts folder).
--- Deletes `link` and everything kept about it.
-local function forget(links_hash, expiries_set, limits_hash, visits_hash, link)
-  redis.call('HDEL', links_hash, link)
-  redis.call('ZREM', expiries_set, link)
-  redis.call('HDEL', limits_hash, link)
-  redis.call('HDEL', visits_hash, link)
-end
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', expiries)
 redis.call('HLEN', links)

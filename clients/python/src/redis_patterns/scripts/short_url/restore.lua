@@ -17,8 +17,8 @@
 --- @uses over
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; short_url/_shared.lua of the scripts folder).
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -76,37 +76,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local links = KEYS[1]
-local expiries = KEYS[2]
-local limits = KEYS[3]
-local visits = KEYS[4]
-local id = ARGV[1]
-if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
-end
-if expiries ~= tag_of_keys .. ':expiries' then
-  return redis.error_reply(
-      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
-end
-if limits ~= tag_of_keys .. ':limits' then
-  return redis.error_reply(
-      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
-end
-if visits ~= tag_of_keys .. ':visits' then
-  return redis.error_reply(
-      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- short_url/_shared.lua of the scripts folder).
 -- Whether `link` has expired by `now`, or was visited as often as it allows; nil and an
 -- error reply when `limits` or `visits` holds no count for it (another client wrote it).
 local function over(expiries_set, limits_hash, visits_hash, link, now)
@@ -126,6 +95,32 @@ local function over(expiries_set, limits_hash, visits_hash, link, now)
   return most ~= false and tonumber(seen or '0') >= tonumber(most)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local links = KEYS[1]
+local expiries = KEYS[2]
+local limits = KEYS[3]
+local visits = KEYS[4]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
+end
+for i, each in ipairs({ ':expiries', ':limits', ':visits' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', expiries)
 redis.call('HLEN', limits)

@@ -15,10 +15,10 @@
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
---- @uses base62
+--- @uses base62 safe_integer shown
 --- @complexity O(1 + S), S = custom slugs that hold the next ids (at most 1000)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; short_url/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -39,32 +39,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local counter = KEYS[1]
-local links = KEYS[2]
-local cache = KEYS[3]
-local url = ARGV[1]
-if url == '' then
-  return redis.error_reply('BAD_URL url must not be empty')
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(counter, '^(.+):id_counter$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
-end
-if links ~= tag_of_keys .. ':mapping_hash' then
-  return redis.error_reply(
-      'BAD_KEYS links must be {<name>}:mapping_hash with <name> as in counter, but KEYS[2] is ' .. shown(links))
-end
-if cache ~= tag_of_keys .. ':mapping_cache' then
-  return redis.error_reply(
-      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in counter, but KEYS[3] is ' .. shown(cache))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- short_url/_shared.lua of the scripts folder).
 -- The book's base62 of n: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
 local function base62(n)
   local digits = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
@@ -77,6 +51,32 @@ local function base62(n)
   return text
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local counter = KEYS[1]
+local links = KEYS[2]
+local cache = KEYS[3]
+local url = ARGV[1]
+if url == '' then
+  return redis.error_reply('BAD_URL must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(counter, '^(.+):id_counter$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:id_counter, got ' .. shown(counter))
+end
+if links ~= tag_of_keys .. ':mapping_hash' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<name>}:mapping_hash with <name> as in counter, got ' .. shown(links))
+end
+if cache ~= tag_of_keys .. ':mapping_cache' then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[3] must be {<name>}:mapping_cache with <name> as in counter, got ' .. shown(cache))
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('HLEN', links)
 redis.call('HLEN', cache)

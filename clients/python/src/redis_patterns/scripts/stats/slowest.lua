@@ -15,8 +15,8 @@
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The one rule for floats: decimal digits with an optional leading '-', then an optional
 -- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
 -- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
@@ -46,27 +46,29 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local slowest = KEYS[1]
 local context = ARGV[1]
 if context == '' then
-  return redis.error_reply('BAD_CONTEXT context must not be empty')
+  return redis.error_reply('BAD_CONTEXT must not be empty')
 end
 local average = float(ARGV[2])
 if not average then
   return redis.error_reply(
-      'BAD_AVERAGE average must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[2]))
+      'BAD_AVERAGE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[2]))
 end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if slowest == '' then
-  return redis.error_reply('BAD_KEYS slowest must be <key>, but KEYS[1] is ' .. shown(slowest))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(slowest))
 end
 -- End of the generated input checks.
 redis.call('ZADD', slowest, average, context)

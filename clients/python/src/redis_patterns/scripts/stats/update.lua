@@ -24,8 +24,8 @@
 --- @uses held_hour rotate_hour
 --- @clock caller
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; _shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -111,45 +111,6 @@ local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
   return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
-if #KEYS ~= 4 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local stats = KEYS[1]
-local start = KEYS[2]
-local last = KEYS[3]
-local pstart = KEYS[4]
-local value = float(ARGV[1])
-if not value then
-  return redis.error_reply(
-      'BAD_VALUE value must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
-      .. shown(ARGV[1]))
-end
-local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
-if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-if stats == '' or not string.find(stats, '^[^{]*{[^}]+}') or not key_group_fits(stats, { '', ':', ':', '' }) then
-  return redis.error_reply('BAD_KEYS stats must be {<prefix>:<context>:<kind>}, but KEYS[1] is ' .. shown(stats))
-end
-if start ~= stats .. ':start' then
-  return redis.error_reply(
-      'BAD_KEYS start must be {<prefix>:<context>:<kind>}:start with the hash tag as in stats, but KEYS[2] is '
-      .. shown(start))
-end
-if last ~= stats .. ':last' then
-  return redis.error_reply(
-      'BAD_KEYS last must be {<prefix>:<context>:<kind>}:last with the hash tag as in stats, but KEYS[3] is '
-      .. shown(last))
-end
-if pstart ~= stats .. ':pstart' then
-  return redis.error_reply(
-      'BAD_KEYS pstart must be {<prefix>:<context>:<kind>}:pstart with the hash tag as in stats, but KEYS[4] is '
-      .. shown(pstart))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- _shared.lua of the scripts folder).
 -- The hour whose totals a zset of hourly statistics holds, as its `start` key keeps it:
 -- whole seconds, a multiple of 3600, or nil when none is kept yet; nil and an error
 -- reply when the key holds something else.
@@ -178,6 +139,36 @@ local function rotate_hour(current_key, last_key, start_key, pstart_key, held, h
   end
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stats = KEYS[1]
+local start = KEYS[2]
+local last = KEYS[3]
+local pstart = KEYS[4]
+local value = float(ARGV[1])
+if not value then
+  return redis.error_reply(
+      'BAD_VALUE must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got ' .. shown(ARGV[1]))
+end
+local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not now or now > 999999999999999 then
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if stats == '' or not string.find(stats, '^[^{]*{[^}]+}') or not key_group_fits(stats, { '', ':', ':', '' }) then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<prefix>:<context>:<kind>}, got ' .. shown(stats))
+end
+for i, each in ipairs({ ':start', ':last', ':pstart' }) do
+  if KEYS[i + 1] ~= stats .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<prefix>:<context>:<kind>}' .. each ..
+        ' with the hash tag as in stats, got ' .. shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 if math.abs(value) > 1e100 then
   return redis.error_reply('BAD_VALUE value must be at most 10^100 in size, got '
     .. string.format('%q', string.sub(ARGV[1], 1, 32)))

@@ -24,10 +24,11 @@
 --- @error BAD_CURSOR          empty, or not a decimal integer
 --- @error BAD_COUNT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
+--- @uses safe_integer
 --- @clock caller
 --- @complexity O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -48,6 +49,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 6 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 6 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -55,37 +59,37 @@ local known = KEYS[1]
 local hash = KEYS[2]
 local name = ARGV[1]
 if name == '' then
-  return redis.error_reply('BAD_NAME name must not be empty')
+  return redis.error_reply('BAD_NAME must not be empty')
 end
 local precision = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not precision or precision > 1000000000 then
-  return redis.error_reply('BAD_PRECISION precision must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_PRECISION must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
 end
 local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 local samples = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not samples or samples > 100000 then
-  return redis.error_reply('BAD_SAMPLES samples must be an integer from 1 to 100000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_SAMPLES must be an integer from 1 to 100000, got ' .. shown(ARGV[4]))
 end
 local cursor = ARGV[5]
 if cursor == '' then
-  return redis.error_reply('BAD_CURSOR cursor must not be empty')
+  return redis.error_reply('BAD_CURSOR must not be empty')
 end
 local count = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
 if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(known, '^(.+):known$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:known, got ' .. shown(known))
 end
 if hash ~= tag_of_keys .. ':count:' .. ARGV[2] .. ':' .. name then
   return redis.error_reply(
-      'BAD_KEYS hash must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> = ' ..
-      'ARGV[2] and <name> = ARGV[1], but KEYS[2] is ' .. shown(hash))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> ' ..
+      '= ARGV[2] and <name> = ARGV[1], got ' .. shown(hash))
 end
 -- End of the generated input checks.
 if not string.match(cursor, '^%d+$') or #cursor > 20 then

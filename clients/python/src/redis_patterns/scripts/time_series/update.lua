@@ -23,10 +23,11 @@
 --- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_SAMPLE          a slot holds something other than an integer
 --- @error OVERFLOW            a slot would leave the 64-bit integers
+--- @uses integer shown
 --- @clock caller
 --- @complexity O(P log K), P = the precisions (at most 16), K = the known counters
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -75,6 +76,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 17 or #ARGV < 4 or #ARGV > 19 then
   return redis.error_reply(
       'BAD_ARGS expected from 2 to 17 keys and from 4 to 19 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -82,22 +86,22 @@ end
 local known = KEYS[1]
 local name = ARGV[1]
 if name == '' then
-  return redis.error_reply('BAD_NAME name must not be empty')
+  return redis.error_reply('BAD_NAME must not be empty')
 end
 local count = tonumber(string.match(ARGV[2], '^%-?[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not count or count < -999999999999999 or count > 999999999999999 then
   return redis.error_reply(
-      'BAD_COUNT count must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
+      'BAD_COUNT must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not now or now > 999999999999999 then
-  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 for i = 4, #ARGV do
   local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
   if not each or each > 1000000000 then
     return redis.error_reply(
-        'BAD_PRECISION precision must be integers from 1 to 1000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_PRECISION ARGV[' .. i .. '] must be an integer from 1 to 1000000000, got ' .. shown(ARGV[i]))
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
@@ -107,13 +111,14 @@ if #KEYS - 2 ~= #ARGV - 4 then
 end
 local tag_of_keys = string.match(known, '^(.+):known$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:known, got ' .. shown(known))
 end
 for i = 2, #KEYS do
   if KEYS[i] ~= tag_of_keys .. ':count:' .. ARGV[i + 2] .. ':' .. name then
     return redis.error_reply(
-        'BAD_KEYS counts must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and ' ..
-        '<precision> from the precision arguments and <name> = ARGV[1], but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+        'BAD_KEYS KEYS[' .. i ..
+        '] must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> from the ' ..
+        'precision arguments and <name> = ARGV[1], got ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -14,8 +14,8 @@
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(M log N), M = `limit`, N = the length
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -27,25 +27,28 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local timeline = KEYS[1]
 local min = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not min or min > 999999999999999 then
-  return redis.error_reply('BAD_MIN min must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_MIN must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local max = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not max or max > 999999999999999 then
-  return redis.error_reply('BAD_MAX max must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_MAX must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 if timeline == '' then
-  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be <key>, got ' .. shown(timeline))
 end
 -- End of the generated input checks.
 local doomed = redis.call('ZRANGEBYSCORE', timeline, min, max, 'LIMIT', 0, limit)

@@ -18,8 +18,8 @@
 --- @uses rank
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; vote/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -39,51 +39,6 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
-if #KEYS ~= 5 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local up = KEYS[1]
-local down = KEYS[2]
-local posted = KEYS[3]
-local hot_rank = KEYS[4]
-local best_rank = KEYS[5]
-local subject = ARGV[1]
-if subject == '' then
-  return redis.error_reply('BAD_SUBJECT subject must not be empty')
-end
-local at = nil
-if ARGV[2] ~= '' then
-  at = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
-  if not at or at > 999999999999999 then
-    return redis.error_reply('BAD_AT at must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(up, '', ':up:' .. subject)
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply(
-      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
-end
-if down ~= tag_of_keys .. ':down:' .. subject then
-  return redis.error_reply(
-      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
-      'KEYS[2] is ' .. shown(down))
-end
-if posted ~= tag_of_keys .. ':posted' then
-  return redis.error_reply(
-      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
-end
-if hot_rank ~= tag_of_keys .. ':hot' then
-  return redis.error_reply(
-      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
-end
-if best_rank ~= tag_of_keys .. ':best' then
-  return redis.error_reply(
-      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- vote/_shared.lua of the scripts folder).
 -- The two rankings of subject `id`, from its votes now and its posting time (ms).
 local function rank(up_set, down_set, hot_set, best_set, id, posted_ms)
   local ups, downs = redis.call('SCARD', up_set), redis.call('SCARD', down_set)
@@ -103,6 +58,43 @@ local function rank(up_set, down_set, hot_set, best_set, id, posted_ms)
   redis.call('ZADD', best_set, string.format('%.17g', wilson), id)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local up = KEYS[1]
+local down = KEYS[2]
+local posted = KEYS[3]
+local hot_rank = KEYS[4]
+local best_rank = KEYS[5]
+local subject = ARGV[1]
+if subject == '' then
+  return redis.error_reply('BAD_SUBJECT must not be empty')
+end
+local at = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if ARGV[2] ~= '' and (not at or at > 999999999999999) then
+  return redis.error_reply('BAD_AT must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(up, '', ':up:' .. subject)
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[1] must be {<namespace>}:up:<subject> with <subject> = ARGV[1], got ' .. shown(up))
+end
+if down ~= tag_of_keys .. ':down:' .. subject then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], got ' ..
+      shown(down))
+end
+for i, each in ipairs({ ':posted', ':hot', ':best' }) do
+  if KEYS[i + 2] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 2 .. '] must be {<namespace>}' .. each .. ' with <namespace> as in up, got ' ..
+        shown(KEYS[i + 2]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('SCARD', up)
 redis.call('SCARD', down)

@@ -11,8 +11,8 @@
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -54,6 +54,9 @@ local function key_split(s, texts, group)
   end
   return values
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -63,14 +66,14 @@ local user = ARGV[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local up_parts = key_split(up, { '', ':up:', '' }, true)
 if not up_parts then
-  return redis.error_reply('BAD_KEYS up must be {<namespace>}:up:<subject>, but KEYS[1] is ' .. shown(up))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:up:<subject>, got ' .. shown(up))
 end
 local tag_of_keys = up_parts[1]
 local subject_of_keys = up_parts[2]
 if down ~= tag_of_keys .. ':down:' .. subject_of_keys then
   return redis.error_reply(
-      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> as in up, but ' ..
-      'KEYS[2] is ' .. shown(down))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> as in up, got ' ..
+      shown(down))
 end
 -- End of the generated input checks.
 local mine = 0

@@ -21,9 +21,10 @@
 --- @error BAD_CARTS           not 1 or 0
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ENTRIES         a token without a time, empty, or not its keys' token; a time not whole ms below 10^15
+--- @uses shown
 --- @complexity O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -43,6 +44,9 @@ local function key_cut(s, head, tail)
     return string.sub(s, #head + 1, stop)
   end
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 4 or #KEYS > 202 or #ARGV < 4 or #ARGV > 202 then
   return redis.error_reply(
       'BAD_ARGS expected from 4 to 202 keys and from 4 to 202 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -51,21 +55,20 @@ local login = KEYS[1]
 local recent = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not limit or limit > 999999999999999 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local carts = ARGV[2]
-if carts ~= '1' and carts ~= '0' then
-  return redis.error_reply('BAD_CARTS carts must be 1 or 0, got ' .. shown(carts))
+local carts = ARGV[2] == '1'
+if not carts and ARGV[2] ~= '0' then
+  return redis.error_reply('BAD_CARTS must be 1 or 0, got ' .. shown(ARGV[2]))
 end
-carts = carts == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(login, '^(.+):login$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:login, got ' .. shown(login))
 end
 if recent ~= tag_of_keys .. ':recent' then
   return redis.error_reply(
-      'BAD_KEYS recent must be {<namespace>}:recent with <namespace> as in login, but KEYS[2] is ' .. shown(recent))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:recent with <namespace> as in login, got ' .. shown(recent))
 end
 local token_of_item
 for i = 3, #KEYS do
@@ -73,14 +76,15 @@ for i = 3, #KEYS do
     token_of_item = key_cut(KEYS[i], tag_of_keys .. ':viewed:', '')
     if not token_of_item then
       return redis.error_reply(
-          'BAD_KEYS sessions must be {<namespace>}:viewed:<token> with <namespace> as in login, but KEYS['
-          .. i .. '] is ' .. shown(KEYS[i]))
+          'BAD_KEYS KEYS[' .. i .. '] must be {<namespace>}:viewed:<token> with <namespace> as in login, got ' ..
+          shown(KEYS[i]))
     end
-  elseif (i - 3) % 2 == 1 then
+  else
     if KEYS[i] ~= tag_of_keys .. ':cart:' .. token_of_item then
       return redis.error_reply(
-          'BAD_KEYS sessions must be {<namespace>}:cart:<token> with <namespace> as in login and <token> as in ' ..
-          'sessions, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+          'BAD_KEYS KEYS[' .. i ..
+          '] must be {<namespace>}:cart:<token> with <namespace> as in login and <token> as in sessions, got ' ..
+          shown(KEYS[i]))
     end
   end
 end

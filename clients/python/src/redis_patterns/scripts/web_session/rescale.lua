@@ -16,8 +16,8 @@
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -29,6 +29,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -36,17 +39,16 @@ local views = KEYS[1]
 local scratch = KEYS[2]
 local keep = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(views, '^(.+):viewed$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS views must be {<namespace>}:viewed, but KEYS[1] is ' .. shown(views))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:viewed, got ' .. shown(views))
 end
 if scratch ~= tag_of_keys .. ':rescaling' then
   return redis.error_reply(
-      'BAD_KEYS scratch must be {<namespace>}:rescaling with <namespace> as in views, but KEYS[2] is '
-      .. shown(scratch))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:rescaling with <namespace> as in views, got ' .. shown(scratch))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

@@ -23,10 +23,11 @@
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECENT          `recent` holds a last-seen time of the token that is not whole ms; nothing was written
+--- @uses safe_integer shown
 --- @clock server
 --- @complexity O(log N), N = the tokens (the trim drops one item at most)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -47,6 +48,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -56,34 +60,34 @@ local viewed = KEYS[3]
 local views = KEYS[4]
 local token = ARGV[1]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local user = ARGV[2]
 if user == '' then
-  return redis.error_reply('BAD_USER user must not be empty')
+  return redis.error_reply('BAD_USER must not be empty')
 end
 local item = ARGV[3]
 local keep = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not keep or keep > 1000 then
-  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+  return redis.error_reply('BAD_KEEP must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(login, '^(.+):login$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<namespace>}:login, got ' .. shown(login))
 end
 if recent ~= tag_of_keys .. ':recent' then
   return redis.error_reply(
-      'BAD_KEYS recent must be {<namespace>}:recent with <namespace> as in login, but KEYS[2] is ' .. shown(recent))
+      'BAD_KEYS KEYS[2] must be {<namespace>}:recent with <namespace> as in login, got ' .. shown(recent))
 end
 if viewed ~= tag_of_keys .. ':viewed:' .. token then
   return redis.error_reply(
-      'BAD_KEYS viewed must be {<namespace>}:viewed:<token> with <namespace> as in login and <token> = ARGV[1], but ' ..
-      'KEYS[3] is ' .. shown(viewed))
+      'BAD_KEYS KEYS[3] must be {<namespace>}:viewed:<token> with <namespace> as in login and <token> = ARGV[1], ' ..
+      'got ' .. shown(viewed))
 end
 if views ~= tag_of_keys .. ':viewed' then
   return redis.error_reply(
-      'BAD_KEYS views must be {<namespace>}:viewed with <namespace> as in login, but KEYS[4] is ' .. shown(views))
+      'BAD_KEYS KEYS[4] must be {<namespace>}:viewed with <namespace> as in login, got ' .. shown(views))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

@@ -17,10 +17,10 @@
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
---- @uses drop_record parse_parked
+--- @uses drop_record parse_parked shown
 --- @complexity O(C × log N), C = `count`, N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -32,46 +32,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local waiting = KEYS[1]
-local delayed = KEYS[2]
-local dead = KEYS[3]
-local parked = KEYS[4]
-local jobs = KEYS[5]
-local state = ARGV[1]
-if state ~= 'waiting' and state ~= 'delayed' and state ~= 'parked' and state ~= 'dead' then
-  return redis.error_reply('BAD_STATE state must be one of waiting, delayed, parked, dead, got ' .. shown(state))
-end
-local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(waiting, '^(.+):waiting$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
-end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[3] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[4] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[5] is ' .. shown(jobs))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
 -- not write.
 local function parse_parked(member)
@@ -89,6 +49,37 @@ local function drop_record(jobs_hash, job_id)
     'w:' .. job_id, 'x:' .. job_id)
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local dead = KEYS[3]
+local parked = KEYS[4]
+local jobs = KEYS[5]
+local state = ARGV[1]
+if state ~= 'waiting' and state ~= 'delayed' and state ~= 'parked' and state ~= 'dead' then
+  return redis.error_reply('BAD_STATE must be one of waiting, delayed, parked, dead, got ' .. shown(state))
+end
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
+end
+for i, each in ipairs({ ':delayed', ':dead', ':parked', ':jobs' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 redis.call('HLEN', jobs)
 for _, zset in ipairs({ waiting, delayed, dead, parked }) do

@@ -30,10 +30,10 @@
 --- @error NOT_PAUSED             the queue is running: pause it first
 --- @error JOBS_RUNNING           workers hold jobs, and `force` is 0
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
---- @uses drop_record parse_parked
+--- @uses drop_record parse_parked shown
 --- @complexity O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -45,6 +45,25 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
+-- not write.
+local function parse_parked(member)
+  local length = tonumber(string.match(member, '^%x%x%x%x%x%x%x%x') or '', 16)
+  local rank = length and string.match(string.sub(member, 9 + length, 24 + length), '^' .. string.rep('%d', 16) .. '$')
+  rank = rank and tonumber(rank)
+  if rank and rank >= 1 and rank <= 2559999999999999 and #member > 24 + length then
+    return string.sub(member, 9, 8 + length), rank, string.sub(member, 25 + length)
+  end
+end
+-- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
+local function drop_record(jobs_hash, job_id)
+  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
+    'w:' .. job_id, 'x:' .. job_id)
+end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 14 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 14 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -64,90 +83,26 @@ local kept = KEYS[13]
 local turns = KEYS[14]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
-local force = ARGV[2]
-if force ~= '1' and force ~= '0' then
-  return redis.error_reply('BAD_FORCE force must be 1 or 0, got ' .. shown(force))
+local force = ARGV[2] == '1'
+if not force and ARGV[2] ~= '0' then
+  return redis.error_reply('BAD_FORCE must be 1 or 0, got ' .. shown(ARGV[2]))
 end
-force = force == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in waiting, but KEYS[8] is ' .. shown(wake))
-end
-if idle ~= tag_of_keys .. ':idle' then
-  return redis.error_reply(
-      'BAD_KEYS idle must be {<name>}:idle with <name> as in waiting, but KEYS[9] is ' .. shown(idle))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
-end
-if results ~= tag_of_keys .. ':results' then
-  return redis.error_reply(
-      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
-end
-if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
--- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
--- not write.
-local function parse_parked(member)
-  local length = tonumber(string.match(member, '^%x%x%x%x%x%x%x%x') or '', 16)
-  local rank = length and string.match(string.sub(member, 9 + length, 24 + length), '^' .. string.rep('%d', 16) .. '$')
-  rank = rank and tonumber(rank)
-  if rank and rank >= 1 and rank <= 2559999999999999 and #member > 24 + length then
-    return string.sub(member, 9, 8 + length), rank, string.sub(member, 25 + length)
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
+    ':events', ':results', ':kept', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
   end
 end
--- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
-local function drop_record(jobs_hash, job_id)
-  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id)
-end
--- End of the shared helpers.
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local paused = redis.call('HGET', jobs, '#paused')
 redis.call('HLEN', groups)

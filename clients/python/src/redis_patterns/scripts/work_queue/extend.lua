@@ -16,11 +16,12 @@
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @uses shown
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @clock server
 --- @complexity O(log N), N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -32,6 +33,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -39,25 +43,23 @@ local leased = KEYS[1]
 local jobs = KEYS[2]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 local token = ARGV[2]
 if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+  return redis.error_reply('BAD_TOKEN must not be empty')
 end
 local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(leased, '^(.+):leased$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS leased must be {<name>}:leased, but KEYS[1] is ' .. shown(leased))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:leased, got ' .. shown(leased))
 end
 if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in leased, but KEYS[2] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:jobs with <name> as in leased, got ' .. shown(jobs))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).

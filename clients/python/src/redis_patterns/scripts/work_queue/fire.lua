@@ -46,8 +46,8 @@
 --- @uses add_job schedule_of run_of turn_plan wait_turn
 --- @clock server
 --- @complexity O(C log N), C = the runs added (at most 100), N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -68,71 +68,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 8 or #ARGV < 3 or #ARGV > 104 then
-  return redis.error_reply('BAD_ARGS expected 8 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local waiting = KEYS[1]
-local delayed = KEYS[2]
-local parked = KEYS[3]
-local jobs = KEYS[4]
-local signal = KEYS[5]
-local schedules = KEYS[6]
-local due = KEYS[7]
-local turns = KEYS[8]
-local schedule = ARGV[1]
-if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
-end
-local run = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
-if not run or run > 1000000000000000 then
-  return redis.error_reply('BAD_RUN run must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[2]))
-end
-local rev = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not rev or rev > 1000000000000000 then
-  return redis.error_reply('BAD_REV rev must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
-end
-for i = 4, #ARGV do
-  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))
-  if not each or each > 1000000000000000 then
-    return redis.error_reply(
-        'BAD_TIMES times must be integers from 0 to 1000000000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
-  end
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(waiting, '^(.+):waiting$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
-end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
-end
-if schedules ~= tag_of_keys .. ':schedules' then
-  return redis.error_reply(
-      'BAD_KEYS schedules must be {<name>}:schedules with <name> as in waiting, but KEYS[6] is ' .. shown(schedules))
-end
-if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply('BAD_KEYS due must be {<name>}:due with <name> as in waiting, but KEYS[7] is ' .. shown(due))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[8] is ' .. shown(turns))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -352,6 +287,51 @@ local function wait_turn(plan, waiting_set, parked_set, turns_set, jobs_hash, jo
   end
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 8 or #ARGV < 3 or #ARGV > 104 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local parked = KEYS[3]
+local jobs = KEYS[4]
+local signal = KEYS[5]
+local schedules = KEYS[6]
+local due = KEYS[7]
+local turns = KEYS[8]
+local schedule = ARGV[1]
+if schedule == '' then
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
+end
+local run = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not run or run > 1000000000000000 then
+  return redis.error_reply('BAD_RUN must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[2]))
+end
+local rev = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not rev or rev > 1000000000000000 then
+  return redis.error_reply('BAD_REV must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
+end
+for i = 4, #ARGV do
+  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))
+  if not each or each > 1000000000000000 then
+    return redis.error_reply(
+        'BAD_TIMES ARGV[' .. i .. '] must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[i]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
+end
+for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':schedules', ':due', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 local times = {}
 for i = 4, #ARGV do
   times[#times + 1] = tonumber(ARGV[i])

@@ -24,9 +24,10 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a listed job's rank or delivery count that these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
+--- @uses safe_integer shown
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -47,6 +48,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 6 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 6 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -58,41 +62,27 @@ local parked = KEYS[5]
 local jobs = KEYS[6]
 local state = ARGV[1]
 if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 'dead' and state ~= 'parked' then
-  return redis.error_reply(
-      'BAD_STATE state must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
+  return redis.error_reply('BAD_STATE must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
 end
 local offset = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not offset or offset > 1000000000 then
-  return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
 end
 local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.

@@ -31,11 +31,11 @@
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
---- @uses settings_of metrics_at slot_counts parked_of turn_number
+--- @uses settings_of metrics_at slot_counts parked_of turn_number safe_integer
 --- @clock server
 --- @complexity O(M + log N), M = `minutes`, N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -56,52 +56,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 7 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 7 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local waiting = KEYS[1]
-local delayed = KEYS[2]
-local leased = KEYS[3]
-local dead = KEYS[4]
-local parked = KEYS[5]
-local jobs = KEYS[6]
-local turns = KEYS[7]
-local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not minutes or minutes > 1440 then
-  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(waiting, '^(.+):waiting$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
-end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[7] is ' .. shown(turns))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -224,6 +178,35 @@ local function turn_number(turns_set, turn_group, turn_score)
   return n
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 7 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local turns = KEYS[7]
+local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not minutes or minutes > 1440 then
+  return redis.error_reply('BAD_MINUTES must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
+end
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
@@ -270,25 +253,27 @@ reply[10] = settings.metrics_minutes
 
 local rows = {}
 if kept > 0 then
-  local minute = math.floor(now / 60000)
+  -- This minute's slot is the one metrics_at read (the ring is `metrics_minutes` long then);
+  -- the earlier minutes' are read here.
+  rows[1] = { current.minute, current.slot[1], current.slot[2] }
   local fields, slots = {}, {}
-  for i = 0, kept - 1 do
-    fields[i + 1] = '#m:' .. ((minute - i) % settings.metrics_minutes)
+  for i = 1, kept - 1 do
+    fields[i] = '#m:' .. ((current.minute - i) % settings.metrics_minutes)
   end
   -- In steps of 1000 fields: Lua unpacks at most about 8000 values into one call.
-  for from = 1, kept, 1000 do
-    local part = redis.call('HMGET', jobs, unpack(fields, from, math.min(from + 999, kept)))
+  for from = 1, kept - 1, 1000 do
+    local part = redis.call('HMGET', jobs, unpack(fields, from, math.min(from + 999, kept - 1)))
     for i = 1, #part do
       slots[from + i - 1] = part[i]
     end
   end
-  for i = 0, kept - 1 do
+  for i = 1, kept - 1 do
     -- A slot of another minute holds an older minute's counts: this one had none.
-    local counts, bad_slot = slot_counts(fields[i + 1], slots[i + 1], minute - i)
+    local counts, bad_slot = slot_counts(fields[i], slots[i], current.minute - i)
     if not counts then
       return bad_slot
     end
-    rows[i + 1] = { minute - i, counts[1], counts[2] }
+    rows[i + 1] = { current.minute - i, counts[1], counts[2] }
   end
 end
 reply[11] = rows

@@ -37,12 +37,12 @@
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit
---- @uses parent_of child_ended
+--- @uses parent_of child_ended safe_integer shown
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -63,76 +63,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 9 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local waiting = KEYS[1]
-local delayed = KEYS[2]
-local leased = KEYS[3]
-local dead = KEYS[4]
-local parked = KEYS[5]
-local jobs = KEYS[6]
-local groups = KEYS[7]
-local signal = KEYS[8]
-local events = KEYS[9]
-local id = ARGV[1]
-if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
-end
-local token = ARGV[2]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
-end
-local delay = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
-if not delay or delay > 1000000000000 then
-  return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
-end
-local max_deliveries = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
-if not max_deliveries or max_deliveries > 1000 then
-  return redis.error_reply(
-      'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
-end
-local reason = ARGV[5]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(waiting, '^(.+):waiting$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
-end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[8] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[9] is ' .. shown(events))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -388,6 +318,50 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   return 'waiting'
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 9 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local groups = KEYS[7]
+local signal = KEYS[8]
+local events = KEYS[9]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID must not be empty')
+end
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN must not be empty')
+end
+local delay = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not delay or delay > 1000000000000 then
+  return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
+end
+local max_deliveries = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not max_deliveries or max_deliveries > 1000 then
+  return redis.error_reply('BAD_MAX_DELIVERIES must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+local reason = ARGV[5]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
+end
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':signal', ':events' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, signal }) do
   redis.call('ZCARD', zset)

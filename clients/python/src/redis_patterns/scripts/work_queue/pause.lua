@@ -10,9 +10,10 @@
 --- @error BAD_ARGS               not 1 key and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write; nothing was written
+--- @uses shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -24,6 +25,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -31,7 +35,7 @@ local jobs = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(jobs, '^(.+):jobs$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
 end
 -- End of the generated input checks.
 local paused = redis.call('HGET', jobs, '#paused')

@@ -10,8 +10,8 @@
 --- @error BAD_SCHEDULE           empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(log S), S = the schedules
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -23,6 +23,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -30,16 +33,15 @@ local schedules = KEYS[1]
 local due = KEYS[2]
 local schedule = ARGV[1]
 if schedule == '' then
-  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+  return redis.error_reply('BAD_SCHEDULE must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(schedules, '^(.+):schedules$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
 end
 -- End of the generated input checks.
 -- A read first: a `due` of another type fails with WRONGTYPE before anything is written.

@@ -13,10 +13,11 @@
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_KEPT               `kept` holds a time that is not whole ms (a foreign one)
+--- @uses safe_integer shown
 --- @clock server
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -37,6 +38,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -44,16 +48,15 @@ local results = KEYS[1]
 local kept = KEYS[2]
 local id = ARGV[1]
 if id == '' then
-  return redis.error_reply('BAD_ID id must not be empty')
+  return redis.error_reply('BAD_ID must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(results, '^(.+):results$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS results must be {<name>}:results, but KEYS[1] is ' .. shown(results))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:results, got ' .. shown(results))
 end
 if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in results, but KEYS[2] is ' .. shown(kept))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:kept with <name> as in results, got ' .. shown(kept))
 end
 -- End of the generated input checks.
 redis.call('HLEN', results)

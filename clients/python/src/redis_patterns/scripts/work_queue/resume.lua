@@ -9,10 +9,10 @@
 --- @error BAD_ARGS               not 2 keys and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write; nothing was written
---- @uses wake_workers
+--- @uses wake_workers shown
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -24,6 +24,14 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -32,21 +40,12 @@ local signal = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(jobs, '^(.+):jobs$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
 end
 if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in jobs, but KEYS[2] is ' .. shown(signal))
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:signal with <name> as in jobs, got ' .. shown(signal))
 end
 -- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
--- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
--- at most one member, so it stays one member however many jobs wait.
-local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
-end
--- End of the shared helpers.
 -- O(1) read that fails with WRONGTYPE before anything is written.
 redis.call('ZCARD', signal)
 local paused = redis.call('HGET', jobs, '#paused')

@@ -16,10 +16,10 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of a listed schedule that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time or a schedule that these scripts do not write
---- @uses schedule_of schedule_row
+--- @uses schedule_of schedule_row safe_integer shown
 --- @complexity O(log S + M), S = the schedules, M = `count`
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -40,31 +40,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local schedules = KEYS[1]
-local due = KEYS[2]
-local offset = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
-if not offset or offset > 1000000000 then
-  return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[1]))
-end
-local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not count or count > 100 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(schedules, '^(.+):schedules$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
-end
-if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply(
-      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
 -- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
 -- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
@@ -101,6 +76,30 @@ local function schedule_row(name, config, run)
     config.group ~= '' and config.group or false, config.payload }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local offset = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not offset or offset > 1000000000 then
+  return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[1]))
+end
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
+end
+-- End of the generated input checks.
 -- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
 redis.call('HLEN', schedules)
 local members = redis.call('ZRANGE', due, offset, offset + count - 1, 'WITHSCORES')

@@ -11,8 +11,8 @@
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write
 --- @uses settings_of
 --- @complexity O(1)
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -24,18 +24,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 1 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local jobs = KEYS[1]
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(jobs, '^(.+):jobs$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): thirteen whole numbers
 -- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
@@ -78,6 +66,18 @@ local function settings_of(stored)
   }
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local jobs = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(jobs, '^(.+):jobs$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:jobs, got ' .. shown(jobs))
+end
+-- End of the generated input checks.
 local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad

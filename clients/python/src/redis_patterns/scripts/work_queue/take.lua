@@ -98,14 +98,14 @@
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
---- @uses parent_of child_ended
---- @uses turn_number last_turn
+--- @uses parent_of child_ended result_too_big
+--- @uses turn_number last_turn safe_integer shown parked_prefix
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400
--- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -126,101 +126,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 34 then
-  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
-end
-local waiting = KEYS[1]
-local delayed = KEYS[2]
-local leased = KEYS[3]
-local dead = KEYS[4]
-local parked = KEYS[5]
-local jobs = KEYS[6]
-local groups = KEYS[7]
-local wake = KEYS[8]
-local idle = KEYS[9]
-local signal = KEYS[10]
-local events = KEYS[11]
-local results = KEYS[12]
-local kept = KEYS[13]
-local turns = KEYS[14]
-local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not lease or lease > 999999999999999 then
-  return redis.error_reply(
-      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
-end
-local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not limit or limit > 10 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 10, got ' .. shown(ARGV[2]))
-end
-local max_deliveries = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not max_deliveries or max_deliveries > 1000 then
-  return redis.error_reply(
-      'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
-end
-local token = ARGV[4]
-if #token ~= 32 or string.find(token, '%X') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
-end
--- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = string.match(waiting, '^(.+):waiting$')
-if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
-  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
-end
-if delayed ~= tag_of_keys .. ':delayed' then
-  return redis.error_reply(
-      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
-end
-if leased ~= tag_of_keys .. ':leased' then
-  return redis.error_reply(
-      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
-end
-if dead ~= tag_of_keys .. ':dead' then
-  return redis.error_reply(
-      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
-end
-if parked ~= tag_of_keys .. ':parked' then
-  return redis.error_reply(
-      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
-end
-if jobs ~= tag_of_keys .. ':jobs' then
-  return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
-end
-if groups ~= tag_of_keys .. ':groups' then
-  return redis.error_reply(
-      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
-end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in waiting, but KEYS[8] is ' .. shown(wake))
-end
-if idle ~= tag_of_keys .. ':idle' then
-  return redis.error_reply(
-      'BAD_KEYS idle must be {<name>}:idle with <name> as in waiting, but KEYS[9] is ' .. shown(idle))
-end
-if signal ~= tag_of_keys .. ':signal' then
-  return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
-end
-if events ~= tag_of_keys .. ':events' then
-  return redis.error_reply(
-      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
-end
-if results ~= tag_of_keys .. ':results' then
-  return redis.error_reply(
-      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
-end
-if kept ~= tag_of_keys .. ':kept' then
-  return redis.error_reply(
-      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
-end
-if turns ~= tag_of_keys .. ':turns' then
-  return redis.error_reply(
-      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
-end
--- End of the generated input checks.
--- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function parked_prefix(of_group)
@@ -441,6 +346,14 @@ local function drop_results(results_hash, kept_set, at, budget)
     redis.call('HDEL', results_hash, unpack(gone))
   end
 end
+-- An error reply when `value`, the result of job `job_id`, is longer than the `most`
+-- bytes the queue keeps (its `result_max`); nil when it fits. Checked before any write.
+local function result_too_big(job_id, value, most)
+  if #value > most then
+    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(job_id) .. ' is ' .. #value
+      .. ' bytes, more than the ' .. most .. ' the queue keeps')
+  end
+end
 -- Keeps `value`, the result of job `job_id`, until `at` + `ttl` (ms, server clock): the
 -- value in `results_hash`, its expiry in `kept_set`; then drops up to two results whose
 -- time has passed, so the results kept shrink as fast as they grow. The caller checked
@@ -526,6 +439,55 @@ local function last_turn(turns_set)
   return turn_number(turns_set, last[1], last[2])
 end
 -- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 34 then
+  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local groups = KEYS[7]
+local wake = KEYS[8]
+local idle = KEYS[9]
+local signal = KEYS[10]
+local events = KEYS[11]
+local results = KEYS[12]
+local kept = KEYS[13]
+local turns = KEYS[14]
+local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not limit or limit > 10 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 10, got ' .. shown(ARGV[2]))
+end
+local max_deliveries = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not max_deliveries or max_deliveries > 1000 then
+  return redis.error_reply('BAD_MAX_DELIVERIES must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+local token = ARGV[4]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
+end
+for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
+    ':events', ':results', ':kept', ':turns' }) do
+  if KEYS[i + 1] ~= tag_of_keys .. each then
+    return redis.error_reply(
+        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+        shown(KEYS[i + 1]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
@@ -650,9 +612,9 @@ for i = 1, #done, 3 do
     return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is in done twice')
   end
   local result = done[i + 2]
-  if #result > settings.result_max then
-    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(id) .. ' is ' .. #result
-      .. ' bytes, more than the ' .. settings.result_max .. ' the queue keeps')
+  local too_big = result_too_big(id, result, settings.result_max)
+  if too_big then
+    return too_big
   end
   if result ~= '' then
     results_of[#results_of + 1] = { id = id, result = result }

@@ -6,9 +6,8 @@
 //! `<`, `{` or an ASCII letter or digit, and ends with `>`, `}`, an ASCII letter, digit or
 //! `_`: so a doc that begins with `` `t:<id>` `` or `<x>:<id>:` stays a doc.
 
-use crate::diagnostic::Diagnostic;
-use crate::header::{KeyTag, MAX_NAME, Report, is_rust_keyword, is_snake};
-use crate::model::{KeyForm, KeyPart, KeyTemplate, Script};
+use crate::diagnostic::{Pos, Report};
+use crate::model::{Key, KeyForm, KeyPart, KeyTemplate, MAX_NAME, is_rust_keyword, is_snake};
 
 const PLACEHOLDER_HINT: &str =
     "a placeholder is a parameter's name between `<` and `>`, as in `{<name>}:waiting`";
@@ -253,18 +252,16 @@ impl Form<'_> {
 /// Every key of one call shares one cluster slot: the script's templates take at most one
 /// hash tag (`{<name>}`), and a key without one is that tag's content alone (`<key>`
 /// beside `{<key>}:levels`).
-pub(crate) fn check_script(keys: &[KeyTag], report: &mut Report) {
+pub(crate) fn check_script(keys: &[(&Key, Pos)], report: &mut Report) {
     let templated = || {
-        keys.iter().filter_map(|k| {
-            let at = k.template_at?;
-            Some((k, at, k.key.template.as_ref()?))
-        })
+        keys.iter()
+            .filter_map(|&(key, at)| Some((key, at, key.template.as_ref()?)))
     };
     let mut first: Option<(String, &str)> = None;
     for (key, at, template) in templated() {
         for tag in template.forms.iter().filter_map(KeyForm::hash_tag) {
             match &first {
-                None => first = Some((tag, &key.key.name)),
+                None => first = Some((tag, &key.name)),
                 Some((seen, of)) if *seen != tag => report.error(
                     at.line,
                     at.col,
@@ -291,7 +288,7 @@ pub(crate) fn check_script(keys: &[KeyTag], report: &mut Report) {
                     format!(
                         "`{}` of `{}` has no hash tag, so it need not share the slot of `{tag}` \
                          of `{of}`",
-                        form.text, key.key.name
+                        form.text, key.name
                     ),
                     format!(
                         "beside keys with the group `{tag}`, a key is either `{content}` alone \
@@ -300,107 +297,5 @@ pub(crate) fn check_script(keys: &[KeyTag], report: &mut Report) {
                 );
             }
         }
-    }
-}
-
-/// Within each family, a key name is one key of the pattern: every script that gives it a
-/// template gives it the same one. A key of several forms also names a function of the
-/// family's `keys` module per form (`boards_1`, `boards_2`), which must not be another
-/// key's name.
-pub(crate) fn check_family(scripts: &[Script]) -> Vec<Diagnostic> {
-    let mut problems = Vec::new();
-    let mut seen: Vec<(&str, &str, &Script, usize)> = Vec::new();
-    for script in scripts {
-        let family = script.file.family.as_str();
-        for (index, key) in script.header.keys.iter().enumerate() {
-            let Some(template) = &key.template else {
-                continue;
-            };
-            let first = seen
-                .iter()
-                .find(|(f, name, _, _)| *f == family && *name == key.name);
-            match first {
-                None => seen.push((family, &key.name, script, index)),
-                Some((_, _, other, other_index)) => {
-                    let theirs = other.header.keys[*other_index]
-                        .template
-                        .as_ref()
-                        .expect("only templated keys are seen");
-                    if theirs.text != template.text {
-                        let (line, col) = template_position(script, index, &template.text);
-                        let (other_line, _) = template_position(other, *other_index, "");
-                        problems.push(Diagnostic {
-                            path: script.file.path.clone(),
-                            line,
-                            col,
-                            message: format!(
-                                "`{}` is named `{}` here but `{}` in {}:{other_line}",
-                                key.name, template.text, theirs.text, other.file.path
-                            ),
-                            hint: "a key name is one key of the family's pattern: give it the \
-                                   same template in every script of the family, or another name"
-                                .into(),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    for (family, name, script, index) in &seen {
-        let template = script.header.keys[*index]
-            .template
-            .as_ref()
-            .expect("only templated keys are seen");
-        if template.forms.len() < 2 {
-            continue;
-        }
-        for n in 1..=template.forms.len() {
-            let function = format!("{name}_{n}");
-            if seen
-                .iter()
-                .any(|(f, other, ..)| f == family && *other == function)
-            {
-                let (line, col) = template_position(script, *index, &template.text);
-                problems.push(Diagnostic {
-                    path: script.file.path.clone(),
-                    line,
-                    col,
-                    message: format!(
-                        "the key function `{function}` of form {n} of `{name}` is also a key \
-                         of `{family}`"
-                    ),
-                    hint: format!(
-                        "rename `{name}` or the key `{function}`: the family's `keys` module \
-                         names each form of `{name}` `{name}_<n>`"
-                    ),
-                });
-            }
-        }
-    }
-    problems
-}
-
-/// The line of the `index`-th `@key` of `script`, and the column where `text` starts on
-/// it (the line's first column when it is not found).
-fn template_position(script: &Script, index: usize, text: &str) -> (usize, usize) {
-    let found = script
-        .file
-        .source
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| {
-            line.strip_prefix("---")
-                .is_some_and(|rest| rest.trim_start().starts_with("@key"))
-        })
-        .nth(index);
-    match found {
-        Some((i, line)) => {
-            let col = match line.find(text) {
-                Some(byte) if !text.is_empty() => line[..byte].chars().count() + 1,
-                _ => 1,
-            };
-            (i + 1, col)
-        }
-        None => (1, 1),
     }
 }

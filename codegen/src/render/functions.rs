@@ -1,15 +1,16 @@
 //! The Redis Functions library: every script's body registered as a function of one
 //! library, with no second copy of any logic. A body runs unchanged: its callback takes
-//! parameters named `KEYS` and `ARGV`, as an `EVAL` body sees them. The helpers of the
-//! generated input checks are defined once, for all the functions.
+//! parameters named `KEYS` and `ARGV`, as an `EVAL` body sees them. The pasted helpers
+//! (the input checks' own, the folder's and each family's) are defined once, for all the
+//! functions.
 //!
 //! Function names are global across libraries and `FUNCTION LOAD REPLACE` swaps a whole
 //! library, so the library and every function carry the crate's version: two versions of
 //! an app, mid-deploy, each load and call their own.
 
-use crate::contract::HELPER_SOURCES;
-use crate::model::Script;
-use crate::shared::{self, Helper, SharedFile};
+use crate::model::{Script, SharedFile};
+use crate::render::contract;
+use crate::shared::{self, Helper};
 
 /// `0.1.0` → `0_1_0`: the version as it appears in names (letters, digits and `_`).
 pub fn version_tag(version: &str) -> String {
@@ -40,17 +41,11 @@ pub(crate) fn library(scripts: &[Script], version: &str) -> String {
         .iter()
         .map(|script| {
             let source = &script.file.source;
-            let mut body = match source.strip_prefix("#!lua") {
-                Some(_) => source
-                    .split_once('\n')
-                    .map_or("", |(_, rest)| rest)
-                    .to_owned(),
-                None => source.clone(),
+            let body = match source.strip_prefix("#!lua") {
+                Some(_) => source.split_once('\n').map_or("", |(_, rest)| rest),
+                None => source,
             };
-            for helper in HELPER_SOURCES {
-                body = body.replace(helper, "");
-            }
-            (script, without_shared(&body))
+            (script, without_shared(body))
         })
         .collect();
     let shared = used_shared(scripts);
@@ -63,12 +58,6 @@ pub(crate) fn library(scripts: &[Script], version: &str) -> String {
         library = library_name(version),
         prefix = function_prefix(version),
     );
-    for helper in HELPER_SOURCES {
-        if scripts.iter().any(|s| s.file.source.contains(helper)) {
-            out.push('\n');
-            out.push_str(helper);
-        }
-    }
     for (file, helpers) in &shared {
         if file.family.is_none() {
             out.push('\n');
@@ -136,18 +125,17 @@ fn without_shared(body: &str) -> String {
     out
 }
 
-/// Each shared file some script uses, with the helpers of it that scripts use (and those
-/// they call), in file order; the folder's file first, then the families' in order.
+/// Each source of helpers some script uses, with the helpers of it that scripts get (and
+/// those they call), in file order: the generator's first, then the folder's, then the
+/// families' in order.
 fn used_shared(scripts: &[Script]) -> Vec<(SharedFile, String)> {
     let mut used: Vec<(SharedFile, Vec<Helper>, Vec<String>)> = Vec::new();
     for script in scripts {
-        let files: Vec<(SharedFile, Vec<Helper>)> = script
-            .file
-            .shared
-            .iter()
-            .filter_map(|f| shared::helpers(f).ok().map(|h| (f.clone(), h)))
+        let files: Vec<(SharedFile, Vec<Helper>)> = std::iter::once(shared::generator_file())
+            .chain(script.file.shared.iter().cloned())
+            .filter_map(|f| shared::helpers(&f).ok().map(|h| (f, h)))
             .collect();
-        let Ok(helpers) = shared::resolve(&script.header.uses, &files) else {
+        let Ok(helpers) = shared::resolve(&contract::pasted_names(&script.header), &files) else {
             continue;
         };
         for (file, helper) in helpers {
@@ -168,7 +156,7 @@ fn used_shared(scripts: &[Script]) -> Vec<(SharedFile, String)> {
             }
         }
     }
-    used.sort_by_key(|(f, _, _)| (f.family.is_some(), f.path.clone()));
+    used.sort_by(|(a, _, _), (b, _, _)| shared::rank(a).cmp(&shared::rank(b)));
     used.into_iter()
         .map(|(file, all, names)| {
             let text: String = all

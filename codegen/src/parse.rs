@@ -1,12 +1,15 @@
-//! Parses the optional `#!lua flags=` line and the `---` header block at the top of a script.
+//! The first stage: parses the optional `#!lua flags=` line and the `---` header block at
+//! the top of a script into the [`model`](crate::model).
 //!
 //! Parsing never stops at the first problem: every malformed line is reported, and tags are
 //! kept (with what could be read) so that the body checks still line up with `KEYS`/`ARGV`.
 
-use crate::diagnostic::Diagnostic;
+mod template;
+
+use crate::diagnostic::{Pos, Report};
 use crate::model::{
-    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyType, Preset, PresetValue, Return,
-    ReturnType, Rule,
+    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyType, MAX_NAME, Preset, PresetValue,
+    Return, ReturnType, Rule, full_range, is_rust_keyword, is_snake, is_upper_snake,
 };
 
 /// The flags Redis 7 accepts on the `#!lua flags=` line.
@@ -78,44 +81,6 @@ const LISTS: &[(&str, ReturnType)] = &[
     ("[decimal]", ReturnType::Decimals),
     ("[[decimal]]", ReturnType::DecimalRows),
 ];
-
-/// Collects the diagnostics of one file.
-pub(crate) struct Report<'a> {
-    path: &'a str,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-}
-
-impl<'a> Report<'a> {
-    pub(crate) fn new(path: &'a str) -> Self {
-        Report {
-            path,
-            diagnostics: Vec::new(),
-        }
-    }
-
-    pub(crate) fn error(
-        &mut self,
-        line: usize,
-        col: usize,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) {
-        self.diagnostics.push(Diagnostic {
-            path: self.path.to_string(),
-            line,
-            col,
-            message: message.into(),
-            hint: hint.into(),
-        });
-    }
-}
-
-/// A position in the file: 1-based line and character column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Pos {
-    pub line: usize,
-    pub col: usize,
-}
 
 /// An `@key` tag as read; `name_ok` is false when the name is unusable.
 #[derive(Debug, Clone)]
@@ -255,7 +220,12 @@ pub(crate) fn parse(source: &str, report: &mut Report) -> Parsed {
     parsed.description = trim_blank(std::mem::take(&mut block.prose));
     check_variadic_and_names(&parsed, report);
     check_defaults(&parsed, report);
-    crate::template::check_script(&parsed.keys, report);
+    let templated: Vec<(&Key, Pos)> = parsed
+        .keys
+        .iter()
+        .filter_map(|k| Some((&k.key, k.template_at?)))
+        .collect();
+    template::check_script(&templated, report);
     if let Some((at, Clock::Caller)) = parsed.clock
         && !parsed.args.iter().any(|a| a.name == "now")
     {
@@ -650,11 +620,11 @@ fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
     let mut template = None;
     let mut template_at = None;
     if let Some((col, word)) = cur.peek_word()
-        && crate::template::is_template(&word)
+        && template::is_template(&word)
     {
         cur.word();
         template_at = Some(Pos { line: at.line, col });
-        template = crate::template::parse(&word, at.line, col, variadic, report);
+        template = template::parse(&word, at.line, col, variadic, report);
     }
     let doc = cur.rest();
     if doc.is_empty() {
@@ -1004,21 +974,6 @@ fn twice_constraint(report: &mut Report, line: usize, col: usize, word: &str) {
     );
 }
 
-/// The longest key or argument name.
-pub(crate) const MAX_NAME: usize = 32;
-
-/// The largest integer Lua's numbers (doubles) hold exactly, and its negation.
-pub(crate) const MAX_EXACT: i64 = (1 << 53) - 1;
-
-/// What a type holds when no range is declared.
-pub(crate) fn full_range(ty: ArgType) -> (i64, i64) {
-    match ty {
-        ArgType::Uint => (0, i64::MAX),
-        ArgType::Ms => (0, MAX_EXACT),
-        _ => (i64::MIN, i64::MAX),
-    }
-}
-
 /// `A..=B` or `A..`, a first look: digits, `^`, `_`, `+`, `-` around `..`.
 fn looks_like_range(word: &str) -> bool {
     word.contains("..")
@@ -1183,12 +1138,24 @@ fn check_name(
         );
         return false;
     }
-    if crate::contract::HELPERS.contains(&name) {
+    if crate::helpers::HELPERS
+        .iter()
+        .any(|(helper, _)| *helper == name)
+    {
         report.error(
             line,
             col,
             format!("`{name}` is the name of a helper of the generated input checks"),
             "pick another name: the script binds it to a local of the same name",
+        );
+        return false;
+    }
+    if crate::helpers::LOOP_LOCALS.contains(&name) {
+        report.error(
+            line,
+            col,
+            format!("`{name}` is the name of a loop's local in the generated input checks"),
+            "pick another name: the checks' loops would hide the script's local of that name",
         );
         return false;
     }
@@ -1564,7 +1531,7 @@ fn check_defaults(parsed: &Parsed, report: &mut Report) {
                             variadic: false,
                             count: Count::ONE,
                         };
-                        (!crate::contract::accepts(&model, text)).then_some("its argument's rule")
+                        (!model.accepts(text)).then_some("its argument's rule")
                     }),
                     None => text
                         .is_empty()
@@ -1687,31 +1654,6 @@ fn trim_blank(mut lines: Vec<String>) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// Strict and reserved Rust keywords (2024 edition) that are also snake_case; none can name
-/// a parameter without `r#`, and `self`/`super`/`crate` not even with it.
-pub(crate) fn is_rust_keyword(name: &str) -> bool {
-    const RUST_KEYWORDS: &str = "\
-        abstract as async await become box break const continue crate do dyn else enum \
-        extern false final fn for gen if impl in let loop macro match mod move mut override \
-        priv pub ref return self static struct super trait true try type typeof unsafe \
-        unsized use virtual where while yield";
-    RUST_KEYWORDS.split_whitespace().any(|k| k == name)
-}
-
-/// `[a-z][a-z0-9_]*`
-pub(crate) fn is_snake(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// `[A-Z][A-Z0-9_]*`
-pub(crate) fn is_upper_snake(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_uppercase())
-        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// "`a`, `b` and `c`"

@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use crate::contract;
-use crate::functions::{function_name, library_name};
 use crate::model::{Arg, Clock, Count, Header, KeyPart, KeyTemplate, PresetValue, Rule, Script};
-use crate::render::{arg_type_name, return_type_name};
+use crate::render::contract;
+use crate::render::functions::{function_name, library_name};
+use crate::render::rust::{arg_type_name, return_type_name};
 
 /// The manifest's format; a change that breaks a reader bumps it.
 pub const MANIFEST_FORMAT: u32 = 1;

@@ -24,114 +24,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::contract::Lines;
-use crate::model::{ArgType, Header, Key, KeyForm, KeyPart};
-
-/// The error code of a key that does not follow its template.
-pub const BAD_KEYS: &str = "BAD_KEYS";
-
-/// The helpers the key check may call, in an order where each comes after those it calls.
-pub(crate) const HELPER_NAMES: [&str; 5] = [
-    "key_group",
-    "key_cut",
-    "key_split",
-    "key_content_fits",
-    "key_group_fits",
-];
+use crate::model::{ArgType, BAD_ARGS, BAD_KEYS, Header, Key, KeyForm, KeyPart};
+use crate::render::lines::{Lines, Part, lua_text};
 
 /// A Lua pattern that a key name holding a cluster hash tag matches: a `{` (the first),
 /// then at least one byte up to the first `}`.
 const TAGGED: &str = "'^[^{]*{[^}]+}'";
-
-pub(crate) const KEY_GROUP: &str = "\
--- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
--- hash tag (a `{`, then the first `}` after it, with at least one byte between), else `s` in
--- braces; nil for an empty value, or one with a `}` but no hash tag.
-local function key_group(s)
-  if string.find(s, '^[^{]*{[^}]+}') then
-    return s
-  end
-  if s ~= '' and not string.find(s, '}', 1, true) then
-    return '{' .. s .. '}'
-  end
-end
-";
-
-pub(crate) const KEY_CUT: &str = "\
--- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
--- then `tail`; else nil.
-local function key_cut(s, head, tail)
-  local stop = #s - #tail
-  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
-    return string.sub(s, #head + 1, stop)
-  end
-end
-";
-
-pub(crate) const KEY_SPLIT: &str = "\
--- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
--- at least one byte and as short as it can be, a first value that is a hash tag group
--- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
--- is not of that form.
-local function key_split(s, texts, group)
-  if string.sub(s, 1, #texts[1]) ~= texts[1] then
-    return nil
-  end
-  local values, at = {}, #texts[1] + 1
-  for n = 2, #texts do
-    local least = at
-    if n == 2 and group then
-      local open = string.find(s, '{', at, true)
-      least = open and string.find(s, '}', open + 1, true)
-      if not least or least == open + 1 then
-        return nil
-      end
-    end
-    local stop = #s - #texts[n]
-    if n < #texts then
-      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
-    end
-    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
-      return nil
-    end
-    values[n - 1] = string.sub(s, at, stop)
-    at = stop + #texts[n] + 1
-  end
-  return values
-end
-";
-
-pub(crate) const KEY_CONTENT_FITS: &str = "\
--- Whether group content `c` is made of values as `texts` says (see key_split), with its hash
--- tag, when it holds one, inside one value: read with the tag as one byte that no text
--- holds, as a tag across two values would hash by text that neither holds.
-local function key_content_fits(c, texts)
-  local open = string.find(c, '{', 1, true)
-  local close = open and string.find(c, '}', open + 1, true)
-  if close and close > open + 1 then
-    c = string.sub(c, 1, open - 1) .. '\\0' .. string.sub(c, close + 1)
-  end
-  return key_split(c, texts) ~= nil
-end
-";
-
-pub(crate) const KEY_GROUP_FITS: &str = "\
--- Whether hash tag group `g` is made of values as `texts` says (see key_content_fits): the
--- text between its braces, or `g` itself when it holds a hash tag.
-local function key_group_fits(g, texts)
-  local inner = string.match(g, '^{([^}]+)}$')
-  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
-end
-";
-
-/// The source of each helper, by name, in [`HELPER_NAMES`] order.
-pub(crate) const HELPER_SOURCES: [&str; 5] = [
-    KEY_GROUP,
-    KEY_CUT,
-    KEY_SPLIT,
-    KEY_CONTENT_FITS,
-    KEY_GROUP_FITS,
-];
 
 /// What a value in a key name stands for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -578,11 +476,6 @@ struct Known {
     from: String,
 }
 
-/// `s` as a single-quoted Lua string.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
 /// The check of one key against one form.
 #[derive(Clone, Copy)]
 struct Step<'a> {
@@ -612,29 +505,37 @@ enum Read {
     Split,
 }
 
-/// Renders the key check of `plan` into `out`, and returns the helpers it calls (and
-/// those they call).
-pub(crate) fn render(plan: &Plan, out: &mut Lines) -> BTreeSet<&'static str> {
+/// Renders the key check of `plan` into `out`.
+pub(crate) fn render(plan: &Plan, out: &mut Lines) {
     let mut emitter = Emitter {
         plan,
         out,
-        helpers: BTreeSet::new(),
+        pending: Vec::new(),
     };
     emitter.all();
-    let mut helpers = emitter.helpers;
-    if helpers.contains("key_group_fits") {
-        helpers.insert("key_content_fits");
-    }
-    if helpers.contains("key_content_fits") {
-        helpers.insert("key_split");
-    }
-    helpers
+    emitter.flush();
 }
 
 struct Emitter<'p, 'o> {
     plan: &'p Plan,
     out: &'o mut Lines,
-    helpers: BTreeSet<&'static str>,
+    /// Checks of keys held back, to be written as a run when they make one.
+    pending: Vec<Simple>,
+}
+
+/// The check of a fixed key that must be a known value (`prefix`) then a text (`tail`),
+/// held back: keys in a row that differ only in their text are checked in one loop.
+struct Simple {
+    index: usize,
+    key: String,
+    /// `key ~= <prefix> .. '<tail>'`.
+    cond: String,
+    prefix: String,
+    tail: String,
+    /// The form's text before `tail`.
+    common: String,
+    text: String,
+    with: String,
 }
 
 impl Emitter<'_, '_> {
@@ -652,9 +553,7 @@ impl Emitter<'_, '_> {
                     "  ",
                     &format!(
                         "{} expected one {} per key of {}, got ",
-                        crate::contract::BAD_ARGS,
-                        arg.name,
-                        v.name
+                        BAD_ARGS, arg.name, v.name
                     ),
                     Some(&format!(
                         "(#KEYS - {}) .. ' and ' .. (#ARGV - {})",
@@ -720,12 +619,13 @@ impl Emitter<'_, '_> {
 
     /// The check of every item of the variadic key.
     fn variadic(&mut self, v: &Variadic, mut known: BTreeMap<Slot, Known>) {
+        self.flush();
         let plan = self.plan;
         let first = v.first;
         if v.free {
             self.out.line(&format!("for i = {first}, #KEYS do"));
             self.out.line("  if KEYS[i] == '' then");
-            self.error("    ", &v.name, &v.forms[0].0, "", None, "KEYS[i]");
+            self.error("    ", &v.forms[0].0, "", None, "KEYS[i]");
             self.out.line("  end");
             self.out.line("end");
             return;
@@ -831,9 +731,16 @@ impl Emitter<'_, '_> {
             let indent = if n == 1 {
                 "  "
             } else {
-                let branch = if j == 0 { "if" } else { "elseif" };
-                self.out
-                    .line(&format!("  {branch} (i - {first}) % {n} == {j} then"));
+                if j == 0 {
+                    self.out
+                        .line(&format!("  if (i - {first}) % {n} == 0 then"));
+                } else if j + 1 < n {
+                    self.out
+                        .line(&format!("  elseif (i - {first}) % {n} == {j} then"));
+                } else {
+                    // The last form: every other round's item is checked above.
+                    self.out.line("  else");
+                }
                 "    "
             };
             let later: BTreeSet<Slot> = v.forms[j + 1..]
@@ -913,7 +820,6 @@ impl Emitter<'_, '_> {
             && !known.contains_key(&Slot::Group)
             && let Some(content) = known.get(&Slot::Content).cloned()
         {
-            self.helpers.insert("key_group");
             let name = local(plan, &Slot::Group, s.suffix);
             before.push(bind(&Slot::Group, &format!("key_group({})", content.expr)));
             conds.push(format!("not {name}"));
@@ -958,17 +864,16 @@ impl Emitter<'_, '_> {
                         format!(
                             "string.match({}, {})",
                             s.key,
-                            quote(&format!("^{}(.+){}$", escape(&head), escape(&tail)))
+                            lua_text(&format!("^{}(.+){}$", escape(&head), escape(&tail)))
                         )
                     } else {
                         format!(
                             "string.find({}, {})",
                             s.key,
-                            quote(&format!("^{}.+{}$", escape(&head), escape(&tail)))
+                            lua_text(&format!("^{}.+{}$", escape(&head), escape(&tail)))
                         )
                     }
                 } else {
-                    self.helpers.insert("key_cut");
                     format!("key_cut({}, {head}, {tail})", s.key)
                 };
                 if needs(x) {
@@ -996,10 +901,13 @@ impl Emitter<'_, '_> {
                 }
             }
             pattern.push('$');
-            conds.push(format!("not string.find({}, {})", s.key, quote(&pattern)));
+            conds.push(format!(
+                "not string.find({}, {})",
+                s.key,
+                lua_text(&pattern)
+            ));
         } else {
             // Several values unknown: the key is read in one pass.
-            self.helpers.insert("key_split");
             let parts = format!("{}_parts", s.name);
             let mut texts: Vec<Vec<Piece>> = vec![Vec::new()];
             let mut values: Vec<Slot> = Vec::new();
@@ -1038,26 +946,21 @@ impl Emitter<'_, '_> {
                         conds.push(format!("not string.find({expr}, {TAGGED})"));
                     }
                     if let Some(texts) = plan.group.as_ref().and_then(|g| g.texts.as_ref()) {
-                        self.helpers.insert("key_group_fits");
                         conds.push(format!("not key_group_fits({expr}, {})", lua_list(texts)));
                     }
                     if let Some(content) = known.get(&Slot::Content) {
-                        self.helpers.insert("key_group");
                         conds.push(format!("key_group({}) ~= {expr}", content.expr));
                     }
                 }
                 Slot::Content => {
                     if let Some(texts) = plan.group.as_ref().and_then(|g| g.texts.as_ref()) {
-                        self.helpers.insert("key_content_fits");
                         conds.push(format!("not key_content_fits({expr}, {})", lua_list(texts)));
                     }
                     if let Some(group) = known.get(&Slot::Group) {
-                        self.helpers.insert("key_group");
                         conds.push(format!("key_group({expr}) ~= {}", group.expr));
                     } else if later.contains(&Slot::Group) {
                         // The group later keys take, made now: a value no group can be
                         // made of is this key's fault.
-                        self.helpers.insert("key_group");
                         let guarded = match how {
                             Read::Whole => format!("key_group({expr})"),
                             Read::Cut => format!("{expr} and key_group({expr})"),
@@ -1103,44 +1006,124 @@ impl Emitter<'_, '_> {
                 *cond = format!("not {call}");
             }
         }
-        for line in &before {
-            self.out.line(&format!("{}{line}", s.indent));
-        }
-        self.out.condition(s.indent, &conds, " or ");
         let with = if with.is_empty() {
             String::new()
         } else {
             format!(" with {}", with.join(" and "))
         };
+        // A key that must equal what is known, then a text: it may join a run of such keys.
+        if let (Some(index), [.., Piece::Text(tail)], [cond], true, true, "") = (
+            s.index,
+            s.pieces,
+            conds.as_slice(),
+            before.is_empty(),
+            after.is_empty(),
+            s.indent,
+        ) && unknowns.is_empty()
+            && s.pieces.len() > 1
+            && let Some(common) = s.text.strip_suffix(tail.as_str())
+        {
+            self.pending.push(Simple {
+                index,
+                key: s.key.to_string(),
+                cond: cond.clone(),
+                prefix: concat(&s.pieces[..s.pieces.len() - 1], known),
+                tail: tail.clone(),
+                common: common.to_string(),
+                text: s.text.to_string(),
+                with,
+            });
+            return;
+        }
+        self.flush();
+        for line in &before {
+            self.out.line(&format!("{}{line}", s.indent));
+        }
+        self.out.condition(s.indent, &conds, " or ");
         let inner = format!("{}  ", s.indent);
-        self.error(&inner, s.name, s.text, &with, s.index, s.key);
+        self.error(&inner, s.text, &with, s.index, s.key);
         self.out.line(&format!("{}end", s.indent));
         for line in after {
             self.out.line(&format!("{}{line}", s.indent));
         }
     }
 
-    /// `return redis.error_reply('BAD_KEYS …')` for key `name` (at `index`, or at `i`).
-    fn error(
-        &mut self,
-        indent: &str,
-        name: &str,
-        text: &str,
-        with: &str,
-        index: Option<usize>,
-        key: &str,
-    ) {
-        let (message, tail) = match index {
-            Some(index) => (
-                format!("{BAD_KEYS} {name} must be {text}{with}, but KEYS[{index}] is "),
-                format!("shown({key})"),
+    /// `return redis.error_reply('BAD_KEYS …')` for key `key` (`KEYS[index]`, or
+    /// `KEYS[i]`), which is not `text` `with` the values it shares.
+    fn error(&mut self, indent: &str, text: &str, with: &str, index: Option<usize>, key: &str) {
+        let shown = format!("shown({key})");
+        let rest = format!("] must be {text}{with}, got ");
+        match index {
+            Some(index) => {
+                let message = format!("{BAD_KEYS} KEYS[{index}{rest}");
+                self.out.error(indent, &message, Some(&shown));
+            }
+            None => self.out.error_parts(
+                indent,
+                &[
+                    Part::Text(&format!("{BAD_KEYS} KEYS[")),
+                    Part::Code("i"),
+                    Part::Text(&rest),
+                    Part::Code(&shown),
+                ],
             ),
-            None => (
-                format!("{BAD_KEYS} {name} must be {text}{with}, but KEYS["),
-                format!("i .. '] is ' .. shown({key})"),
-            ),
+        }
+    }
+
+    /// Writes the checks of the keys held back as [`Simple`]: three or more in a row that
+    /// differ only in their last text are checked in one loop over those texts; the others
+    /// one by one.
+    fn flush(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let mut rest = pending.as_slice();
+        while let Some(first) = rest.first() {
+            let run = 1 + rest[1..]
+                .iter()
+                .zip(rest)
+                .take_while(|(next, prev)| {
+                    next.index == prev.index + 1
+                        && (&next.prefix, &next.common, &next.with)
+                            == (&first.prefix, &first.common, &first.with)
+                })
+                .count();
+            if run >= 3 {
+                self.fold(&rest[..run]);
+            } else {
+                for one in &rest[..run] {
+                    self.out.condition("", std::slice::from_ref(&one.cond), "");
+                    self.error("  ", &one.text, &one.with, Some(one.index), &one.key);
+                    self.out.line("end");
+                }
+            }
+            rest = &rest[run..];
+        }
+    }
+
+    /// One loop that checks the keys of `run`, in a row, each the same value then its text.
+    fn fold(&mut self, run: &[Simple]) {
+        let first = &run[0];
+        let at = match first.index - 1 {
+            0 => "i".to_string(),
+            offset => format!("i + {offset}"),
         };
-        self.out.error(indent, &message, Some(&tail));
+        let tails: Vec<String> = run.iter().map(|one| lua_text(&one.tail)).collect();
+        self.out.list("for i, each in ipairs({ ", &tails, " }) do");
+        let key = format!("KEYS[{at}]");
+        self.out
+            .condition("  ", &[format!("{key} ~= {} .. each", first.prefix)], "");
+        self.out.error_parts(
+            "    ",
+            &[
+                Part::Text(&format!("{BAD_KEYS} KEYS[")),
+                Part::Code(&at),
+                Part::Text(&format!("] must be {}", first.common)),
+                Part::Code("each"),
+                Part::Text(&format!("{}, got ", first.with)),
+                Part::Code(&format!("shown({key})")),
+            ],
+        );
+        self.out.line("  end");
+        self.out.line("end");
     }
 }
 
@@ -1176,14 +1159,14 @@ fn concat(pieces: &[Piece], known: &BTreeMap<Slot, Known>) -> String {
             Piece::Text(t) => text.push_str(t),
             Piece::Slot(slot) => {
                 if !text.is_empty() {
-                    parts.push(quote(&std::mem::take(&mut text)));
+                    parts.push(lua_text(&std::mem::take(&mut text)));
                 }
                 parts.push(known[slot].expr.clone());
             }
         }
     }
     if !text.is_empty() {
-        parts.push(quote(&text));
+        parts.push(lua_text(&text));
     }
     if parts.is_empty() {
         "''".to_string()
@@ -1217,7 +1200,7 @@ fn escape(text: &str) -> String {
 
 /// `{ 'a', 'b' }`.
 fn lua_list(texts: &[String]) -> String {
-    let items: Vec<String> = texts.iter().map(|t| quote(t)).collect();
+    let items: Vec<String> = texts.iter().map(|t| lua_text(t)).collect();
     format!("{{ {} }}", items.join(", "))
 }
 

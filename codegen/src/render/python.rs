@@ -22,15 +22,14 @@ use std::path::{Path, PathBuf};
 use handlebars::Handlebars;
 use serde::Serialize;
 
-use crate::contract;
-use crate::functions;
 use crate::model::{
     Arg, ArgType, Count, Key, KeyForm, KeyPart, PresetValue, ReturnType, Rule, Script,
 };
-use crate::render::{arg_type_name, return_type_name};
+use crate::render::rust::{arg_type_name, return_type_name};
+use crate::render::{contract, functions};
 
-const FAMILY_TEMPLATE: &str = include_str!("../templates/python/family.py.hbs");
-const INIT_TEMPLATE: &str = include_str!("../templates/python/init.py.hbs");
+const FAMILY_TEMPLATE: &str = include_str!("../../templates/python/family.py.hbs");
+const INIT_TEMPLATE: &str = include_str!("../../templates/python/init.py.hbs");
 
 /// The first line of every generated Python file.
 pub const PYTHON_GENERATED_HEADER: &str =
@@ -86,7 +85,9 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
         ),
         version: py_str(version),
         library: py_str(&functions::library_name(version)),
-        manifest_sha1: py_str(&sha1(&crate::manifest::manifest(scripts, package, version))),
+        manifest_sha1: py_str(&sha1(&crate::render::manifest::manifest(
+            scripts, package, version,
+        ))),
         families: Vec::new(),
         scripts: Vec::new(),
         all: Vec::new(),
@@ -882,7 +883,7 @@ fn param_py(arg: &Arg) -> String {
     if matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms) {
         let (low, high) = match arg.rule {
             Rule::Range { min, max } => (min, max),
-            _ => crate::header::full_range(arg.ty),
+            _ => crate::model::full_range(arg.ty),
         };
         write!(out, ", low={low}, high={high}").unwrap();
     }
