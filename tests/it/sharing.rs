@@ -1,7 +1,8 @@
 //! The Rust API and the Python package (`clients/python`) on the same data, on one server
 //! and on a cluster: a Python semaphore holder and a Rust waiter; a leaderboard, rate
 //! limiters with their default settings, a Bloom filter and a session, each written by
-//! one language and read by the other, both ways. Each side names the keys from its own
+//! one language and read by the other, both ways; a work queue that Python fills and a
+//! Rust worker and a Python worker drain together. Each side names the keys from its own
 //! templates; every answer from Python carries the keys it named, compared with the Rust
 //! API's.
 //!
@@ -20,6 +21,7 @@ use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter};
 use redis_patterns::semaphore::{Order, Semaphore};
 use redis_patterns::session::{SessionStore, TokenStatus};
 use redis_patterns::wait::Attempt;
+use redis_patterns::work_queue::{Connect, Stop, WorkQueue};
 use serde_json::{Value as Json, json};
 
 use crate::harness;
@@ -109,22 +111,27 @@ impl Drop for Peer {
     }
 }
 
-/// Where a test runs: a connection for Rust, another one's maker (for a second thread),
-/// and Python on the same data.
+/// Where a test runs: a connection for Rust, what opens more (for a worker, a second
+/// thread), and Python on the same data.
 struct Shared {
-    con: Box<dyn redis::ConnectionLike>,
-    another: Box<dyn Fn() -> Box<dyn redis::ConnectionLike + Send>>,
+    con: Box<dyn redis::ConnectionLike + Send>,
+    client: Box<dyn Connect + Send>,
     python: Peer,
+}
+
+impl Shared {
+    fn another(&self) -> Box<dyn redis::ConnectionLike + Send> {
+        self.client.connect().expect("connect")
+    }
 }
 
 fn one_server() -> Option<Shared> {
     let python = python_with_package()?;
     let db = harness::fresh_db();
-    let peer = Peer::start(&python, &db.url);
     Some(Shared {
         con: Box::new(db.con()),
-        another: Box::new(move || Box::new(db.con())),
-        python: peer,
+        python: Peer::start(&python, &db.url),
+        client: Box::new(db.client),
     })
 }
 
@@ -133,7 +140,7 @@ fn a_cluster() -> Option<Shared> {
     let target = format!("cluster:{}", harness::cluster().urls()[0]);
     Some(Shared {
         con: Box::new(harness::cluster_con()),
-        another: Box::new(|| Box::new(harness::cluster_con())),
+        client: Box::new(harness::cluster_client()),
         python: Peer::start(&python, &target),
     })
 }
@@ -152,7 +159,7 @@ fn python_holds_a_permit_a_rust_waiter_waits_for(shared: &mut Shared, name: &str
     assert_eq!(held["keys"], json!(keys), "semaphore/acquire's keys");
     let token = held["token"].as_str().unwrap().to_owned();
 
-    let mut waiter_con = (shared.another)();
+    let mut waiter_con = shared.another();
     std::thread::scope(|s| {
         let waiter = s.spawn(|| {
             permits
@@ -468,4 +475,88 @@ fn sessions_shared_on_a_cluster() {
         return;
     };
     sessions_opened_by_one_used_by_the_other(&mut shared, "sharing");
+}
+
+/// Python adds jobs; a Rust worker and a Python worker take them, each holding its first
+/// job until the other holds one too, so that both work; every job is done once, by one
+/// of them, and acked.
+fn a_work_queue_drained_by_both(shared: &mut Shared, name: &str) {
+    let queue = WorkQueue::new(name).unwrap();
+    let jobs: serde_json::Map<String, Json> = (0..30)
+        .map(|i| (format!("job-{i:02}"), json!(format!("email {i}"))))
+        .collect();
+    let added = shared
+        .python
+        .ask(json!({"do": "work_queue_add", "name": name, "jobs": jobs}));
+    assert_eq!(
+        added["keys"],
+        json!(keys_of(&queue.add("x", "x"))),
+        "work_queue/add's keys"
+    );
+    assert_eq!(added["added"], json!(vec![true; 30]));
+    shared
+        .python
+        .ask(json!({"do": "work_queue_work", "name": name, "together": 2}));
+
+    let stop = Stop::new();
+    let by_rust = std::sync::Mutex::new(Vec::new());
+    let (client, mut con) = (&*shared.client, shared.another());
+    let report = std::thread::scope(|s| {
+        let working = s.spawn(|| {
+            queue
+                .worker()
+                .poll(Duration::from_millis(50))
+                .run(client, &stop, |job| {
+                    if by_rust.lock().unwrap().is_empty() {
+                        harness::wait_until("both workers holding a job", 5, || {
+                            queue.counts().run(&mut *con).unwrap().leased >= 2
+                        });
+                    }
+                    let payload: String = job.payload_as().unwrap();
+                    assert_eq!(jobs[&job.id], json!(payload), "{}'s payload", job.id);
+                    by_rust.lock().unwrap().push(job.id.clone());
+                    Ok::<_, String>(())
+                })
+                .unwrap()
+        });
+        harness::wait_until("the queue drained", 5, || {
+            let counts = queue.counts().run(&mut *shared.con).unwrap();
+            (counts.waiting, counts.delayed, counts.leased) == (0, 0, 0)
+        });
+        stop.stop();
+        working.join().unwrap()
+    });
+    let by_python = shared
+        .python
+        .ask(json!({"do": "work_queue_stop", "name": name}));
+    let by_rust = by_rust.into_inner().unwrap();
+    let from_python: Vec<String> = serde_json::from_value(by_python["handled"].clone()).unwrap();
+    assert!(
+        !by_rust.is_empty() && !from_python.is_empty(),
+        "both worked"
+    );
+    assert_eq!(report.acked as usize, by_rust.len(), "{report:?}");
+    assert_eq!(by_python["acked"], json!(from_python.len()), "{by_python}");
+    let mut every: Vec<&String> = by_rust.iter().chain(&from_python).collect();
+    every.sort();
+    let expected: Vec<&String> = jobs.keys().collect();
+    assert_eq!(every, expected, "each job done once");
+    let counts = queue.counts().run(&mut *shared.con).unwrap();
+    assert_eq!((counts.parked, counts.dead), (0, 0), "{counts:?}");
+}
+
+#[test]
+fn a_work_queue_shared_on_one_server() {
+    let Some(mut shared) = one_server() else {
+        return;
+    };
+    a_work_queue_drained_by_both(&mut shared, "sharing:emails");
+}
+
+#[test]
+fn a_work_queue_shared_on_a_cluster() {
+    let Some(mut shared) = a_cluster() else {
+        return;
+    };
+    a_work_queue_drained_by_both(&mut shared, "sharing:emails");
 }

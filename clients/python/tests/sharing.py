@@ -18,12 +18,14 @@ from __future__ import annotations
 import json
 import secrets
 import sys
-from typing import Any, Callable, Dict, List, Union
+import threading
+import time
+from typing import Any, Callable, Dict, List, Tuple, Union
 
 import redis
 import redis.cluster
 
-from redis_patterns import Bloom, Leaderboard, RateLimiter, Semaphore, Session
+from redis_patterns import Bloom, Job, Leaderboard, RateLimiter, Semaphore, Session, Worker, WorkQueue
 
 Answer = Dict[str, Any]
 
@@ -109,6 +111,55 @@ def session_read(client: SyncClient, namespace: str, uid: str, token: str) -> An
     return {"keys": call.keys, "status": status, "left_ms": left_ms, "data": data}
 
 
+def work_queue_add(client: SyncClient, name: str, jobs: Dict[str, str]) -> Answer:
+    """Adds jobs (id: payload), each ready at once, with no group."""
+    calls = [WorkQueue(name).add(id, payload, 0, 0, "") for id, payload in jobs.items()]
+    return {"keys": calls[0].keys, "added": [call.run(client)[0] for call in calls]}
+
+
+WORKERS: Dict[str, Tuple[threading.Thread, threading.Event, List[str], List[Any]]] = {}
+"""The workers `work_queue_work` started, by queue: the thread, its stop, the ids its
+handler got, and how its loop ended (its report, or the error it raised)."""
+
+
+def work_queue_work(client: SyncClient, name: str, together: int) -> Answer:
+    """Starts a worker on a thread. Its first job is held until `together` jobs are leased
+    at once (the other workers' first ones), so that every worker gets one."""
+    handled: List[str] = []
+    ended: List[Any] = []
+    stop = threading.Event()
+
+    def handle(job: Job) -> str:
+        if not handled:
+            deadline = time.monotonic() + 60
+            while WorkQueue(name).counts().run(client)[3] < together and time.monotonic() < deadline:
+                time.sleep(0.005)
+        handled.append(job.id)
+        return f"done by Python: {job.payload.decode()}"
+
+    def work() -> None:
+        try:
+            ended.append(Worker(name, poll=50).run(client, handle, stop))
+        except Exception as err:
+            ended.append(err)
+
+    thread = threading.Thread(target=work, name=f"worker {name}")
+    thread.start()
+    WORKERS[name] = (thread, stop, handled, ended)
+    return {"started": name}
+
+
+def work_queue_stop(client: SyncClient, name: str) -> Answer:
+    """Stops the worker `work_queue_work` started: the ids its handler got, and how many
+    it acked."""
+    thread, stop, handled, ended = WORKERS.pop(name)
+    stop.set()
+    thread.join(60)
+    if not ended or isinstance(ended[0], Exception):
+        raise RuntimeError(f"the worker of {name} did not end well: {ended}")
+    return {"handled": handled, "acked": ended[0].acked}
+
+
 HANDLERS: Dict[str, Callable[..., Answer]] = {
     handler.__name__: handler
     for handler in (
@@ -123,6 +174,9 @@ HANDLERS: Dict[str, Callable[..., Answer]] = {
         session_create,
         session_set,
         session_read,
+        work_queue_add,
+        work_queue_work,
+        work_queue_stop,
     )
 }
 

@@ -12,7 +12,7 @@ import pytest
 import redis
 import redis.cluster
 
-from redis_patterns import Semaphore, wait
+from redis_patterns import Semaphore, WorkQueue, wait
 
 from . import sharing
 from .conftest import Cluster, poll
@@ -114,3 +114,15 @@ def test_a_session_opened_by_one_used_by_another(client: Client) -> None:
     read = ask(client, {"do": "session_read", **session})
     assert (read["status"], read["data"]) == ("TOKEN_CORRECT", {"theme": "dark"})
     assert 0 < read["left_ms"] <= 30 * 86_400_000
+
+
+def test_a_work_queue_filled_by_one_drained_by_another(client: Client) -> None:
+    queue = name("emails")
+    jobs = {f"job-{i:02}": f"email {i}" for i in range(10)}
+    added = ask(client, {"do": "work_queue_add", "name": queue, "jobs": jobs})
+    assert added["added"] == [True] * 10
+    ask(client, {"do": "work_queue_work", "name": queue, "together": 1})
+    poll(lambda: WorkQueue(queue).counts().run(client)[:4] == (0, 0, 0, 0), "the queue drained")
+    done = ask(client, {"do": "work_queue_stop", "name": queue})
+    assert sorted(done["handled"]) == sorted(jobs)
+    assert done["acked"] == 10
