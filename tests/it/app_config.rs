@@ -97,9 +97,14 @@ fn scenario(
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("app_config");
     let (mut con, mut other) = (db.con(), db.con());
-    assert_snapshot("app_config__scenario", &scenario(&mut con, &mut other));
+    assert_snapshot(
+        "app_config__scenario",
+        &scenario(&mut recorder.con(&mut con), &mut recorder.con(&mut other)),
+    );
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]

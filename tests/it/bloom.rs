@@ -30,7 +30,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("bloom__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("bloom");
+    assert_snapshot("bloom__scenario", &scenario(&mut recorder.con(db.con())));
+    recorder.finish();
 }
 
 #[test]

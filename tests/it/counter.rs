@@ -65,7 +65,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("counter__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("counter");
+    assert_snapshot("counter__scenario", &scenario(&mut recorder.con(db.con())));
+    recorder.finish();
 }
 
 #[test]

@@ -35,7 +35,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("fenced_lock__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("fenced_lock");
+    assert_snapshot(
+        "fenced_lock__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

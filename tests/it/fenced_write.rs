@@ -46,7 +46,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("fenced_write__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("fenced_write");
+    assert_snapshot(
+        "fenced_write__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -42,7 +42,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("fifo_queue__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("fifo_queue");
+    assert_snapshot(
+        "fifo_queue__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -57,7 +57,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("fixed_length_queue__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("fixed_length_queue");
+    assert_snapshot(
+        "fixed_length_queue__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

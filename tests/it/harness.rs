@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use redis_patterns::Error;
 use serde::Serialize;
 
+use crate::recorder;
 use crate::server::{RedisCluster, RedisProcess};
 
 /// Enough databases that every test of the binary gets its own.
@@ -412,21 +413,7 @@ pub fn reply_matches(ty: &str, reply: &redis::Value) -> Result<(), String> {
         return items.iter().try_for_each(|item| reply_matches(inner, item));
     }
     if let Some(inner) = ty.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
-        // The commas outside brackets: a tuple may hold lists and rows.
-        let mut types = Vec::new();
-        let (mut depth, mut start) = (0, 0);
-        for (i, c) in inner.char_indices() {
-            match c {
-                '(' | '[' => depth += 1,
-                ')' | ']' => depth -= 1,
-                ',' if depth == 0 => {
-                    types.push(&inner[start..i]);
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        types.push(&inner[start..]);
+        let types = tuple_types(inner);
         let Value::Array(items) = reply else {
             return Err("not an array".into());
         };
@@ -484,15 +471,46 @@ pub fn reply_matches(ty: &str, reply: &redis::Value) -> Result<(), String> {
     }
 }
 
+/// The element types of a header tuple type's inside (`string,[int],(int,bool)`), split
+/// at the commas outside brackets: a tuple may hold lists and rows.
+pub fn tuple_types(inner: &str) -> Vec<&str> {
+    let mut types = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                types.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    types.push(&inner[start..]);
+    types
+}
+
 /// The server's clock (`TIME`), in milliseconds: the clock leases and windows run on.
+///
+/// A recorded scenario ([`recorder`](crate::recorder)) counts its waits and the clock
+/// readings it sends from here.
 pub fn server_ms(con: &mut dyn redis::ConnectionLike) -> u64 {
-    let (secs, micros): (u64, u64) = redis::cmd("TIME").query(con).expect("TIME");
-    secs * 1000 + micros / 1000
+    let (secs, micros): (u64, u64) =
+        recorder::quietly(|| redis::cmd("TIME").query(con).expect("TIME"));
+    let ms = secs * 1000 + micros / 1000;
+    recorder::clock_read(ms);
+    ms
 }
 
 /// Waits until `key` has expired, polling every 10 ms, up to 10 s: a wait that lasts as
 /// long as the server needs, where a fixed sleep would race a loaded machine.
 pub fn wait_until_gone(con: &mut dyn redis::ConnectionLike, key: &str) {
+    recorder::wait_gone(key);
+    recorder::quietly(|| poll_until_gone(con, key));
+}
+
+fn poll_until_gone(con: &mut dyn redis::ConnectionLike, key: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let exists: bool = redis::cmd("EXISTS").arg(key).query(con).expect("EXISTS");
@@ -509,9 +527,12 @@ pub fn wait_until_gone(con: &mut dyn redis::ConnectionLike, key: &str) {
 
 /// Waits until the server's clock has reached `ms` (see [`server_ms`]).
 pub fn wait_until_server_ms(con: &mut dyn redis::ConnectionLike, ms: u64) {
-    while server_ms(con) < ms {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    recorder::wait_server_ms(ms);
+    recorder::quietly(|| {
+        while server_ms(con) < ms {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    });
 }
 
 /// Waits until the server's clock has moved on by more than `d`.

@@ -39,7 +39,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("id_generator__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("id_generator");
+    assert_snapshot(
+        "id_generator__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -62,7 +62,12 @@ fn probed() -> Server {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("identity_lock__scenario", &scenario(&mut db.con(), None));
+    let recorder = crate::recorder::Recorder::new("identity_lock");
+    assert_snapshot(
+        "identity_lock__scenario",
+        &scenario(&mut recorder.con(db.con()), None),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -96,9 +96,14 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("leaderboard");
     let mut con = db.con();
-    assert_snapshot("leaderboard__scenario", &scenario(&mut con));
+    assert_snapshot(
+        "leaderboard__scenario",
+        &scenario(&mut recorder.con(&mut con)),
+    );
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]
@@ -158,9 +163,14 @@ fn adopt_scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn adopt_scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("leaderboard_adopt");
     let mut con = db.con();
-    assert_snapshot("leaderboard__adopt", &adopt_scenario(&mut con));
+    assert_snapshot(
+        "leaderboard__adopt",
+        &adopt_scenario(&mut recorder.con(&mut con)),
+    );
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]

@@ -31,7 +31,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("lock__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("lock");
+    assert_snapshot("lock__scenario", &scenario(&mut recorder.con(db.con())));
+    recorder.finish();
 }
 
 #[test]

@@ -35,7 +35,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("log__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("log");
+    assert_snapshot("log__scenario", &scenario(&mut recorder.con(db.con())));
+    recorder.finish();
 }
 
 #[test]

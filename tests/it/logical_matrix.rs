@@ -61,11 +61,16 @@ const SCENARIO_KEYS: &[&str] = &[
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("logical_matrix");
     let mut con = db.con();
-    assert_snapshot("logical_matrix__scenario", &scenario(&mut con));
+    assert_snapshot(
+        "logical_matrix__scenario",
+        &scenario(&mut recorder.con(&mut con)),
+    );
     let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
     keys.sort();
     assert_eq!(keys, SCENARIO_KEYS);
+    recorder.finish();
 }
 
 #[test]

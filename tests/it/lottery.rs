@@ -74,9 +74,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("lottery");
     let mut con = db.con();
-    assert_snapshot("lottery__scenario", &scenario(&mut con));
+    assert_snapshot("lottery__scenario", &scenario(&mut recorder.con(&mut con)));
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]

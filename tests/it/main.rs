@@ -2,6 +2,7 @@
 //! tests share one server and one cluster.
 
 mod harness;
+mod recorder;
 mod server;
 
 mod acl;
@@ -59,6 +60,7 @@ mod runtime;
 mod rw_lock;
 mod semaphore;
 mod session;
+mod sharing;
 mod short_url;
 mod stack;
 mod stats;

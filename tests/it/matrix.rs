@@ -85,14 +85,16 @@ const SCENARIO_KEYS: &[&str] = &[
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("matrix");
     let mut con = db.con();
-    assert_snapshot("matrix__scenario", &scenario(&mut con));
+    assert_snapshot("matrix__scenario", &scenario(&mut recorder.con(&mut con)));
     let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
     keys.sort();
     let mut expected: Vec<&str> = SCENARIO_KEYS.to_vec();
     expected.retain(|k| *k != "{matrix:bitmap_u8}:row:0"); // only row 1 was set
     expected.sort();
     assert_eq!(keys, expected);
+    recorder.finish();
 }
 
 #[test]

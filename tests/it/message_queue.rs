@@ -174,7 +174,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Result<Transcript> {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("message_queue__scenario", &scenario(&mut db.con()).unwrap());
+    let recorder = crate::recorder::Recorder::new("message_queue");
+    assert_snapshot(
+        "message_queue__scenario",
+        &scenario(&mut recorder.con(db.con())).unwrap(),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -94,9 +94,14 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("page_cache");
     let mut con = db.con();
-    assert_snapshot("page_cache__scenario", &scenario(&mut con));
+    assert_snapshot(
+        "page_cache__scenario",
+        &scenario(&mut recorder.con(&mut con)),
+    );
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]

@@ -42,16 +42,23 @@ pub(crate) fn python() -> Option<String> {
     {
         return Some(python.to_owned());
     }
-    let how = "no python3 with redis-py (neither the python3 on the PATH nor /usr/bin/python3 \
-               imports redis): `bash .ci/python redis` prints one, installing python3-redis \
-               when none has it; run the tests with REDIS_PATTERNS_PYTHON set to it (`bash \
-               .ci/test` does), or pip install redis into your python3";
+    skip(
+        "no python3 with redis-py (neither the python3 on the PATH nor /usr/bin/python3 \
+         imports redis): `bash .ci/python redis` prints one, installing python3-redis when \
+         none has it; run the tests with REDIS_PATTERNS_PYTHON set to it (`bash .ci/test` \
+         does), or pip install redis into your python3",
+    );
+    None
+}
+
+/// Says why the running test is skipped (`how` to run it), or in CI (`CI` set, as
+/// `.ci/test` sets it) fails it: CI has everything a test needs.
+pub(crate) fn skip(how: &str) {
     let in_ci = std::env::var("CI").is_ok_and(|ci| !matches!(ci.as_str(), "" | "0" | "false"));
     assert!(!in_ci, "{how}");
     // Straight to stderr: the test harness would hold back `eprintln!` of a test that passes.
     let test = std::thread::current().name().unwrap_or("a test").to_owned();
     let _ = writeln!(std::io::stderr(), "\nskipped {test}: {how}");
-    None
 }
 /// The scripts and the manifest, exported as a non-Rust app gets them, into a fresh folder.
 fn exported(name: &str) -> PathBuf {
@@ -107,7 +114,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The keys an operation's command names (after `EVALSHA <sha1> <count>`).
-fn keys_of<T: 'static>(op: &Op<T>) -> Vec<String> {
+pub(crate) fn keys_of<T: 'static>(op: &Op<T>) -> Vec<String> {
     let args: Vec<Vec<u8>> = op
         .cmd()
         .unwrap()

@@ -161,7 +161,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("rate_limiter__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("rate_limiter");
+    assert_snapshot(
+        "rate_limiter__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -7,6 +7,7 @@ use redis_patterns::Error;
 use redis_patterns::redlock::{Held, Redlock};
 
 use crate::harness::{self, Transcript, assert_invalid, assert_snapshot};
+use crate::recorder::Recording;
 use crate::server::RedisProcess;
 
 const LONG: Duration = Duration::from_secs(30);
@@ -23,7 +24,7 @@ fn shown(held: &Option<Held>) -> Option<(u64, u32)> {
     held.as_ref().map(|h| (h.fence(), h.extensions()))
 }
 
-fn holders(servers: &mut [redis::Connection], key: &str) -> Vec<Option<String>> {
+fn holders(servers: &mut [impl redis::ConnectionLike], key: &str) -> Vec<Option<String>> {
     servers
         .iter_mut()
         .map(|con| redis::cmd("GET").arg(key).query(con).unwrap())
@@ -32,7 +33,16 @@ fn holders(servers: &mut [redis::Connection], key: &str) -> Vec<Option<String>> 
 
 #[test]
 fn scenario_on_five_servers() {
-    let mut servers = five_dbs();
+    // The first server's calls are recorded: what one server of five sees.
+    let recorder = crate::recorder::Recorder::new("redlock");
+    let mut servers: Vec<_> = five_dbs()
+        .into_iter()
+        .enumerate()
+        .map(|(i, con)| match i {
+            0 => recorder.con(con),
+            _ => Recording::unrecorded(con),
+        })
+        .collect();
     let mut t = Transcript::default();
     let lock = Redlock::new("Redlock:invoice:42").unwrap().retries(0);
     t.step("lock.fence_key()", Ok::<_, Error>(lock.fence_key()))
@@ -96,6 +106,7 @@ fn scenario_on_five_servers() {
     )
     .unwrap();
     assert_snapshot("redlock__scenario", &t);
+    recorder.finish();
 }
 
 #[test]

@@ -103,7 +103,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("reliable_topic__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("reliable_topic");
+    assert_snapshot(
+        "reliable_topic__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -85,7 +85,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("rw_lock__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("rw_lock");
+    assert_snapshot("rw_lock__scenario", &scenario(&mut recorder.con(db.con())));
+    recorder.finish();
 }
 
 #[test]

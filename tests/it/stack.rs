@@ -54,7 +54,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("stack__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("stack");
+    assert_snapshot("stack__scenario", &scenario(&mut recorder.con(db.con())));
+    recorder.finish();
 }
 
 #[test]

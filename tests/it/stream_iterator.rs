@@ -150,7 +150,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("stream_iterator__scenario", &scenario(&mut db.con()));
+    let recorder = crate::recorder::Recorder::new("stream_iterator");
+    assert_snapshot(
+        "stream_iterator__scenario",
+        &scenario(&mut recorder.con(db.con())),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -91,9 +91,14 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("unique_counter");
     let mut con = db.con();
-    assert_snapshot("unique_counter__scenario", &scenario(&mut con));
+    assert_snapshot(
+        "unique_counter__scenario",
+        &scenario(&mut recorder.con(&mut con)),
+    );
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]

@@ -381,9 +381,14 @@ fn events_results_and_progress(
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("work_queue");
     let mut con = db.con();
-    assert_snapshot("work_queue__scenario", &scenario(&mut con));
+    assert_snapshot(
+        "work_queue__scenario",
+        &scenario(&mut recorder.con(&mut con)),
+    );
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]

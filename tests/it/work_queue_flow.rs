@@ -156,8 +156,13 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("work_queue_flow");
     let mut con = db.con();
-    assert_snapshot("work_queue_flow__scenario", &scenario(&mut con));
+    assert_snapshot(
+        "work_queue_flow__scenario",
+        &scenario(&mut recorder.con(&mut con)),
+    );
+    recorder.finish();
 }
 
 #[test]

@@ -125,12 +125,14 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
+    let recorder = crate::recorder::Recorder::new("work_queue_turns");
     let mut con = db.con();
     // delete_queue needs the queue paused.
     let queue = WorkQueue::new("work_queue:turns").unwrap();
-    let transcript = scenario_paused_delete(&mut con, &queue);
+    let transcript = scenario_paused_delete(&mut recorder.con(&mut con), &queue);
     assert_snapshot("work_queue_turns__scenario", &transcript);
     assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+    recorder.finish();
 }
 
 #[test]
