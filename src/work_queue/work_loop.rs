@@ -173,7 +173,9 @@ impl<'w, 'q> Working<'w, 'q> {
             }
             return WorkStep::AwaitEnd(self.worker.poll);
         }
-        if std::mem::take(&mut self.idle) {
+        // Wait for work only with nothing to ack: a handler that ended since the empty
+        // take (its job in `finished`) is acked by the next take, not after a whole poll.
+        if std::mem::take(&mut self.idle) && self.finished.is_empty() {
             // With handlers running, a job that ends is acked within IN_FLIGHT_WAIT,
             // not at the end of a whole `poll`.
             let wait = if self.running == 0 {
@@ -401,6 +403,29 @@ mod tests {
             *told.lock().unwrap(),
             ["hold a", "hold b", "release a", "release b"]
         );
+    }
+
+    #[test]
+    fn a_job_that_ended_after_an_empty_take_is_acked_before_any_wait() {
+        let queue = WorkQueue::new("q").unwrap();
+        let worker = queue
+            .worker()
+            .concurrency(3)
+            .unwrap()
+            .on_eviction(OnEviction::Ignore);
+        let stop = Stop::new();
+        let renewals = |_| {};
+        let mut working = Working::new(&worker, &stop, &renewals);
+        assert_eq!(shown(working.step()), "work_queue/take");
+        working.feed(Ok(Answer::Taken(vec![job("a")])));
+        assert_eq!(shown(working.step()), "start 1");
+        assert_eq!(shown(working.step()), "work_queue/take");
+        working.feed(Ok(Answer::Taken(Vec::new())));
+        // The handler ends before the loop's next step: its ack comes first.
+        working.ended(job("a"), Ok(Vec::new()));
+        assert_eq!(shown(working.step()), "work_queue/take");
+        working.feed(Ok(Answer::Taken(Vec::new())));
+        assert_eq!(shown(working.step()), "wait");
     }
 
     #[test]

@@ -1575,11 +1575,13 @@ fn a_paused_queue_takes_nothing_and_resume_wakes_the_workers() {
             c.waiting + c.leased == 0
         });
         stop.stop();
-        for _ in 0..2 {
+        // A member each: a second add of one member while the first is not yet popped
+        // would change nothing and leave a worker waiting out its poll.
+        for n in 0..2 {
             redis::cmd("ZADD")
                 .arg(queue.keys()[9])
                 .arg(0)
-                .arg("ready")
+                .arg(format!("stop-{n}"))
                 .exec(&mut con)
                 .unwrap();
             harness::wait_until("a worker to wake", 1, || {

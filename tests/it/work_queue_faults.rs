@@ -368,11 +368,13 @@ fn an_added_job_wakes_an_idle_worker() {
         });
         stop.stop();
         // The workers wait an hour for the next job: wake them to see the flag.
-        for _ in 0..3 {
+        // A member each: a second add of one member while the first is not yet popped
+        // would change nothing and leave a worker waiting out its poll.
+        for n in 0..3 {
             redis::cmd("ZADD")
                 .arg(queue.keys()[9])
                 .arg(0)
-                .arg("ready")
+                .arg(format!("stop-{n}"))
                 .exec(&mut con)
                 .unwrap();
             harness::wait_until("a worker to wake", 1, || {

@@ -568,8 +568,10 @@ class _Working:
                 self.report.server_retries += self.retries.server_retries
                 return Done(self.report)
             return _AwaitEnd(worker.poll_ms / 1000)
-        if self.idle:
-            self.idle = False
+        was_idle, self.idle = self.idle, False
+        # Wait for work only with nothing to ack: a handler that ended since the empty
+        # take is acked by the next take, not after a whole poll.
+        if was_idle and not self.finished:
             # With handlers running, a job that ends is acked within IN_FLIGHT_WAIT.
             wait = worker._wait() if self.running == 0 else worker._wait_at_most(IN_FLIGHT_WAIT)
             self.in_flight = (_Waiting(), wait)
