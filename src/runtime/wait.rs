@@ -218,10 +218,12 @@ impl<T: 'static, F: FnMut() -> Op<Attempt<T>>> Machine for Until<T, F> {
             return Step::Done(output);
         }
         if let Some((wake, retry)) = &self.blocked {
-            let left = self
-                .deadline
-                .min(*retry)
-                .saturating_duration_since(Instant::now());
+            let now = Instant::now();
+            if now >= self.deadline {
+                // Timed out while it would block: no try after the deadline.
+                return Step::Done(Ok(None));
+            }
+            let left = self.deadline.min(*retry).saturating_duration_since(now);
             if !left.is_zero() {
                 return Step::Run(wake.read(left).map(|entry| Ok(Answered::Entry(entry))));
             }
