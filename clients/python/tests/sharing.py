@@ -122,17 +122,18 @@ WORKERS: Dict[str, Tuple[threading.Thread, threading.Event, List[str], List[Any]
 handler got, and how its loop ended (its report, or the error it raised)."""
 
 
-def work_queue_work(client: SyncClient, name: str, together: int) -> Answer:
-    """Starts a worker on a thread. Its first job is held until `together` jobs are leased
-    at once (the other workers' first ones), so that every worker gets one."""
+def work_queue_work(client: SyncClient, name: str, together: int, first: str) -> Answer:
+    """Starts a worker on a thread. At its first job it counts itself in at key `first`,
+    and holds that job until `together` workers have, so that every worker gets one."""
     handled: List[str] = []
     ended: List[Any] = []
     stop = threading.Event()
 
     def handle(job: Job) -> str:
         if not handled:
+            client.incr(first)
             deadline = time.monotonic() + 60
-            while WorkQueue(name).counts().run(client)[3] < together and time.monotonic() < deadline:
+            while int(client.get(first) or 0) < together and time.monotonic() < deadline:
                 time.sleep(0.005)
         handled.append(job.id)
         return f"done by Python: {job.payload.decode()}"
