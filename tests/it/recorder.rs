@@ -129,6 +129,9 @@ struct State {
     /// The hash fields seen named for a minute ([`slot_field`]), as they are written, to
     /// write them so in replies too (`HKEYS`).
     slots: BTreeMap<String, Json>,
+    /// Whether the scenario starts early enough in a minute of the server's clock to end
+    /// within it ([`Recorder::within_one_minute`]).
+    one_minute: bool,
 }
 
 impl Recorder {
@@ -147,6 +150,16 @@ impl Recorder {
         self
     }
 
+    /// Starts the scenario early in a minute of the server's clock (`con`'s), waiting for
+    /// the next one when less than [`MINUTE_LEFT_MS`] of this one is left, and says so in
+    /// the file: a scenario that writes per-minute slots (`#m:<slot>`) writes one slot
+    /// only if it ends in the minute it began, on every run and every replay.
+    pub fn within_one_minute(self, con: &mut dyn redis::ConnectionLike) -> Recorder {
+        quietly(|| wait_for_minute_start(con));
+        lock(&self.state).one_minute = true;
+        self
+    }
+
     /// `inner`, recorded.
     pub fn con<C: redis::ConnectionLike>(&self, inner: C) -> Recording<C> {
         Recording {
@@ -158,7 +171,9 @@ impl Recorder {
     /// Compares the recording with `scenarios/<name>.json`, or writes it (see the module's
     /// docs).
     pub fn finish(self) {
-        let text = render(self.name, &lock(&self.state).steps);
+        let state = lock(&self.state);
+        let text = render(self.name, state.one_minute, &state.steps);
+        drop(state);
         let path = format!(
             "{}/scenarios/{}.json",
             env!("CARGO_MANIFEST_DIR"),
@@ -189,6 +204,21 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         CURRENT.with(|current| *current.borrow_mut() = None);
     }
+}
+
+/// What [`Recorder::within_one_minute`] leaves of a minute for the scenario: far more
+/// than one takes on a loaded machine.
+const MINUTE_LEFT_MS: u64 = 15_000;
+
+/// Waits until at least [`MINUTE_LEFT_MS`] of the server's current minute is left.
+fn wait_for_minute_start(con: &mut dyn redis::ConnectionLike) {
+    let server_ms = |con: &mut dyn redis::ConnectionLike| {
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query(con).expect("TIME");
+        secs * 1000 + micros / 1000
+    };
+    crate::harness::wait_until("a minute of the server's clock starting", 50, || {
+        server_ms(con) % 60_000 <= 60_000 - MINUTE_LEFT_MS
+    });
 }
 
 /// Runs `f` unrecorded: the harness's polls and clock readings are not the scenario's.
@@ -801,6 +831,12 @@ impl State {
                 for pair in flat.chunks(2) {
                     let mut field = pair[0].clone();
                     if let Some(slot) = slot_field(&field, &pair[1]) {
+                        assert!(
+                            self.one_minute,
+                            "the scenario writes per-minute slots: start its recording \
+                             with `within_one_minute`, or a run that crosses a minute \
+                             writes two"
+                        );
                         self.slots
                             .insert(field.as_str().unwrap().to_owned(), slot.clone());
                         field = slot;
@@ -1227,8 +1263,12 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The file: the steps, one a line (two with its keyspace), for diffs that read well.
-fn render(name: &str, steps: &[Step]) -> String {
-    let mut out = format!("{{\n  \"scenario\": {},\n  \"steps\": [\n", json!(name));
+fn render(name: &str, one_minute: bool, steps: &[Step]) -> String {
+    let mut out = format!("{{\n  \"scenario\": {},\n", json!(name));
+    if one_minute {
+        out.push_str("  \"within_one_minute\": true,\n");
+    }
+    out.push_str("  \"steps\": [\n");
     for (i, step) in steps.iter().enumerate() {
         let mut step = step.clone();
         let keyspace = step.keyspace.take();

@@ -381,8 +381,8 @@ fn events_results_and_progress(
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    let recorder = crate::recorder::Recorder::new("work_queue");
     let mut con = db.con();
+    let recorder = crate::recorder::Recorder::new("work_queue").within_one_minute(&mut con);
     assert_snapshot(
         "work_queue__scenario",
         &scenario(&mut recorder.con(&mut con)),

@@ -470,10 +470,17 @@ class Replay:
             poll(lambda: self.server_ms() >= until, f"the server's clock at {until}", 60)
 
 
+MINUTE_LEFT_MS = 15_000
+"""What a scenario marked `within_one_minute` is given of a minute of the server's clock:
+it writes per-minute slots, one only if it ends in the minute it began."""
+
+
 def replay(client: redis.Redis, path: Path, functions: bool = False) -> None:
     recording = json.loads(path.read_text())
     run = Replay(client, functions)
     try:
+        if recording.get("within_one_minute", False):
+            poll(lambda: run.server_ms() % 60_000 <= 60_000 - MINUTE_LEFT_MS, "a minute starting", 60)
         for i, step in enumerate(recording["steps"]):
             if not run.step(i, step):
                 break
