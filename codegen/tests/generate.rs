@@ -61,12 +61,45 @@ fn the_functions_library_is_pinned() {
         .analyze(&config.read(fixtures("good")).unwrap())
         .unwrap();
     let library = config.functions_library(&scripts, "1.2.3-rc.1");
-    assert!(library.starts_with("#!lua name=redis_patterns_v1_2_3_rc_1\n"));
+    assert!(library.starts_with("#!lua name=redis_patterns_v1_2_3_rc_1_"));
     assert_eq!(library.matches("local function decimal_less").count(), 1);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"));
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!("codegen__good_fixtures_functions", library));
+}
+
+/// Other scripts of the same version make a library of other names, so that apps built
+/// from each load and call their own: the name's digest follows any change to a script,
+/// even one that no header shows.
+#[test]
+fn a_changed_script_renames_the_library_and_its_functions() {
+    let config = Config::new();
+    let mut scripts = config
+        .analyze(&config.read(fixtures("good")).unwrap())
+        .unwrap();
+    let name_line = |library: &str| library.lines().next().unwrap().to_owned();
+    let before = config.functions_library(&scripts, "1.2.3");
+    let before_name = name_line(&before);
+    assert!(
+        before_name.starts_with("#!lua name=redis_patterns_v1_2_3_"),
+        "{before_name}"
+    );
+    let digest = before_name.rsplit('_').next().unwrap();
+    assert_eq!(digest.len(), 12, "{before_name}");
+    assert!(
+        digest.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{before_name}"
+    );
+    assert!(before.contains(&format!(
+        "function_name = 'rp_v1_2_3_{digest}__identity_lock__release'"
+    )));
+    scripts[0].file.source.push_str("-- a comment more\n");
+    let after = config.functions_library(&scripts, "1.2.3");
+    assert_ne!(name_line(&after), before_name);
+    assert!(!after.contains(&format!("rp_v1_2_3_{digest}__")));
+    let manifest = config.manifest(&scripts, "fixtures", "1.2.3");
+    assert!(manifest.contains(&name_line(&after)["#!lua name=".len()..]));
 }
 
 #[test]

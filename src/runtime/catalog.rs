@@ -64,7 +64,8 @@ pub async fn load_functions_async<C: redis::aio::ConnectionLike>(con: &mut C) ->
 }
 
 /// The version of this crate's library that the server (the node the command reaches)
-/// has loaded: this crate's own version, or `None` when it has none.
+/// has loaded: this crate's own version, or `None` when it lacks this very library (the
+/// library of other scripts, even of the same version, has other names).
 pub fn functions_version(con: &mut dyn redis::ConnectionLike) -> Result<Option<String>> {
     let mut cmd = redis::cmd("FCALL_RO");
     cmd.arg(library::version_function()).arg(0);

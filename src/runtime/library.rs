@@ -8,9 +8,10 @@ use crate::runtime::script::Script;
 /// The Redis Functions library of every script, generated from the same files
 /// (`generated/functions.lua`): each script's body registered as a function, unchanged,
 /// for apps that prefer named, persistent functions (`FCALL`) to `EVALSHA`. The library
-/// and its functions carry the crate's version (`redis_patterns_v0_1_0`,
-/// `rp_v0_1_0__identity_lock__release`), so two versions of an app load and call their
-/// own side by side during a deploy. Load it with
+/// and its functions carry the crate's version and a digest of the library's text
+/// (`redis_patterns_v0_1_0_<digest>`, `rp_v0_1_0_<digest>__identity_lock__release`), so
+/// two versions of an app, or apps in two languages built from different scripts, load
+/// and call their own side by side during a deploy, never each other's. Load it with
 /// [`load_functions`](crate::catalog::load_functions); [`function_name`] names a
 /// script's function.
 pub const FUNCTIONS: &str = include_str!(concat!(
@@ -18,20 +19,25 @@ pub const FUNCTIONS: &str = include_str!(concat!(
     "/generated/functions.lua"
 ));
 
-/// The crate's version as it appears in function names: `0.1.0` → `0_1_0`.
-pub(crate) fn version_tag() -> String {
-    env!("CARGO_PKG_VERSION")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
-}
-
-/// The name of the library in [`FUNCTIONS`]: `redis_patterns_v<version>`.
+/// The name of the library in [`FUNCTIONS`], as its first line gives it:
+/// `redis_patterns_v<version>_<digest>`.
 pub fn functions_library() -> String {
-    format!("redis_patterns_v{}", version_tag())
+    library_name().to_owned()
 }
 
-/// The function of `script` in [`FUNCTIONS`]: `rp_v<version>__<family>__<op>`.
+/// The library's name, read once from the `#!lua name=` line the generator writes.
+fn library_name() -> &'static str {
+    static NAME: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        FUNCTIONS
+            .lines()
+            .next()
+            .and_then(|line| line.strip_prefix("#!lua name="))
+            .expect("generated/functions.lua starts with its name")
+    })
+}
+
+/// The function of `script` in [`FUNCTIONS`]: `rp_v<version>_<digest>__<family>__<op>`.
 ///
 /// ```
 /// let release = redis_patterns::catalog::find("identity_lock/release").unwrap();
@@ -42,12 +48,16 @@ pub fn function_name(script: &Script) -> String {
     format!("{}{}", function_prefix(), script.name.replace('/', "__"))
 }
 
-/// What every function name of the library starts with: `rp_v<version>__`.
+/// What every function name of the library starts with: `rp_v<version>_<digest>__`.
 fn function_prefix() -> String {
-    format!("rp_v{}__", version_tag())
+    let tag = library_name()
+        .strip_prefix("redis_patterns_v")
+        .expect("the library's name starts with redis_patterns_v");
+    format!("rp_v{tag}__")
 }
 
-/// The library's function that answers the version loaded: `rp_v<version>__version`.
+/// The library's function that answers the version loaded:
+/// `rp_v<version>_<digest>__version`.
 pub(crate) fn version_function() -> String {
     format!("{}version", function_prefix())
 }

@@ -332,7 +332,8 @@ def test_fcall_after_function_load(own_server: Server) -> None:
     r.function_load(rp.functions_library())
     r.set("lock", "secret")
     assert IdentityLock("lock").release("secret").run(r, functions=True) is True
-    assert r.fcall_ro(f"rp_v{rp.VERSION.replace('.', '_')}__version", 0) == rp.VERSION.encode()
+    version = rp.LIBRARY.replace("redis_patterns_v", "rp_v", 1) + "__version"
+    assert r.fcall_ro(version, 0) == rp.VERSION.encode()
 
 
 def test_the_package_is_the_crates_scripts_and_manifest() -> None:

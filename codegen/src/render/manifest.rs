@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::model::{Arg, Clock, Count, Header, KeyPart, KeyTemplate, PresetValue, Rule, Script};
 use crate::render::contract;
-use crate::render::functions::{function_name, library_name};
+use crate::render::functions::Names;
 use crate::render::rust::{arg_type_name, return_type_name};
 
 /// The manifest's format; a change that breaks a reader bumps it.
@@ -206,6 +206,7 @@ fn count(count: Count) -> CountEntry {
 /// The manifest of `scripts` (sorted as given) for `package` at `version`, as pretty JSON
 /// ending with a newline. The same scripts give the same bytes.
 pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> String {
+    let names = Names::of(scripts, version);
     let scripts = scripts
         .iter()
         .map(|script| {
@@ -294,7 +295,7 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
                         doc: &d.doc,
                     })
                     .collect(),
-                function: function_name(version, &script.file.family, &script.file.op),
+                function: names.function(&script.file.family, &script.file.op),
             }
         })
         .collect();
@@ -302,7 +303,7 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
         format: MANIFEST_FORMAT,
         package,
         version,
-        library: library_name(version),
+        library: names.library(),
         key_names: KEY_NAMES,
         scripts,
     };

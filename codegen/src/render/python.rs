@@ -56,6 +56,7 @@ pub struct File {
 /// same scripts give the same bytes. An error names a header the Python renderer cannot
 /// express.
 pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<File>, String> {
+    let names = functions::Names::of(scripts, version);
     let mut files = Vec::new();
     let mut families: Vec<Vec<&Script>> = Vec::new();
     for script in scripts {
@@ -84,7 +85,7 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
             "",
         ),
         version: py_str(version),
-        library: py_str(&functions::library_name(version)),
+        library: py_str(&names.library()),
         manifest_sha1: py_str(&sha1(&crate::render::manifest::manifest(
             scripts, package, version,
         ))),
@@ -93,7 +94,7 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
         all: Vec::new(),
     };
     for family in &families {
-        let ctx = family_ctx(family, version)?;
+        let ctx = family_ctx(family, &names)?;
         init.families.push(InitFamily {
             module: ctx.module.clone(),
             class: ctx.class.name.clone(),
@@ -293,7 +294,7 @@ struct Instance {
     defaulted: bool,
 }
 
-fn family_ctx(family: &[&Script], version: &str) -> Result<FamilyCtx, String> {
+fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx, String> {
     let module = family[0].file.family.clone();
     let instance = instance_params(family);
     let forms = family_forms(family);
@@ -301,7 +302,7 @@ fn family_ctx(family: &[&Script], version: &str) -> Result<FamilyCtx, String> {
     let mut methods = Vec::new();
     let mut all = vec![py_str(&class_name(&module))];
     for script in family {
-        let ctx = script_ctx(script, version)?;
+        let ctx = script_ctx(script, names)?;
         all.push(py_str(&ctx.constant));
         all.push(py_str(&ctx.function));
         if instance.iter().any(|i| py_ident(&i.name) == ctx.function) {
@@ -535,7 +536,7 @@ fn parts_py(parts: &[KeyPart]) -> String {
     tuple_literal(&items)
 }
 
-fn script_ctx(script: &Script, version: &str) -> Result<ScriptCtx, String> {
+fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, String> {
     let h = &script.header;
     let file = &script.file;
     let name = format!("{}/{}", file.family, file.op);
@@ -555,7 +556,7 @@ fn script_ctx(script: &Script, version: &str) -> Result<ScriptCtx, String> {
         py_str(&name),
         py_str(&shipped_path(script)),
         py_str(&sha1),
-        py_str(&functions::function_name(version, &file.family, &file.op)),
+        py_str(&names.function(&file.family, &file.op)),
         py_bool(is_read_only(script)),
         most.map_or("None".to_owned(), |m| m.to_string()),
         tuple_literal(&h.keys.iter().map(|k| py_str(&k.name)).collect::<Vec<_>>()),
@@ -1360,7 +1361,7 @@ mod tests {
         assert!(
             library
                 .contents
-                .starts_with("#!lua name=redis_patterns_v1_2_3\n")
+                .starts_with("#!lua name=redis_patterns_v1_2_3_")
         );
     }
 
