@@ -121,7 +121,7 @@ def test_a_work_queue_filled_by_one_drained_by_another(client: Client) -> None:
     jobs = {f"job-{i:02}": f"email {i}" for i in range(10)}
     added = ask(client, {"do": "work_queue_add", "name": queue, "jobs": jobs})
     assert added["added"] == [True] * 10
-    ask(client, {"do": "work_queue_work", "name": queue, "together": 1})
+    ask(client, {"do": "work_queue_work", "name": queue, "together": 1, "first": f"{{{queue}}}:first jobs"})
     poll(lambda: WorkQueue(queue).counts().run(client)[:4] == (0, 0, 0, 0), "the queue drained")
     done = ask(client, {"do": "work_queue_stop", "name": queue})
     assert sorted(done["handled"]) == sorted(jobs)

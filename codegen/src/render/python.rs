@@ -271,7 +271,9 @@ struct ScriptCtx {
     doc: String,
     encode: String,
     keys: String,
+    /// The reply's decoder, built once at import as `_<CONSTANT>_REPLY`.
     decode: String,
+    reply: String,
 }
 
 #[derive(Serialize)]
@@ -282,9 +284,11 @@ struct MethodCtx {
     doc: String,
     encode: String,
     values: String,
+    /// Whether a key is named per call (from `_names`), not once when the instance is built.
+    names_per_call: bool,
     keys: Vec<String>,
     constant: String,
-    decode: String,
+    reply: String,
 }
 
 /// A family's instance parameter: its name, and whether it may be left out (every script
@@ -604,6 +608,7 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         encode: format!("{constant}.encode({})", values.join(", ")),
         keys: format!("[{}]", keys.join(", ")),
         decode: decode_py(&h.returns.ty),
+        reply: format!("_{constant}_REPLY"),
         constant,
         value,
     })
@@ -711,7 +716,18 @@ fn method_ctx(
             for param in template.params() {
                 call_scope(param, &mut own, &mut values);
             }
-            keys.push(format!("{}.name({constant}.name, _names)", constants[0]));
+            // A key the instance alone names was built with it (`_keys`, see the class).
+            let of_instance = template.params().iter().all(|param| {
+                instance.iter().any(|i| i.name == *param && !i.defaulted)
+                    && values
+                        .iter()
+                        .any(|(p, source)| p == param && matches!(source, Source::Instance(None)))
+            });
+            keys.push(if of_instance {
+                format!("self._keys[{}]", constants[0])
+            } else {
+                format!("{}.name({constant}.name, _names)", constants[0])
+            });
             continue;
         }
         if let [form] = template.forms.as_slice()
@@ -841,9 +857,10 @@ fn method_ctx(
         doc: docstring(&method_doc(script, &name), "        "),
         encode: format!("{constant}.encode({})", encode.join(", ")),
         values,
+        names_per_call: keys.iter().any(|k| k.contains("_names")),
         keys,
         constant: constant.clone(),
-        decode: ctx.decode.clone(),
+        reply: ctx.reply.clone(),
     })
 }
 

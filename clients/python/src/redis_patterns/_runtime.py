@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -61,6 +62,8 @@ after the server answered that it lacks it: a flush can land between the load an
 call, but not this many times in a row unless something flushes continuously."""
 
 _RAW = {NEVER_DECODE: True}
+
+_HEX = re.compile(rb"[0-9a-fA-F]*")
 """Replies as bytes whatever the client's ``decode_responses``: the reply types decide."""
 
 
@@ -205,7 +208,7 @@ class Param:
                 bounds = f"from {least} to {most} bytes long" if most is not None else f"{least} bytes long at least"
                 raise ValueError(f"must be {bounds}, got {size}")
         if self.hex_digits is not None:
-            if size != self.hex_digits or not all(c in b"0123456789abcdefABCDEF" for c in data):
+            if size != self.hex_digits or _HEX.fullmatch(data) is None:
                 raise ValueError(f"must be {self.hex_digits} hex digits, got {data[:32]!r}")
 
 
@@ -213,7 +216,7 @@ class Script:
     """One script of the package: its name, file, SHA1, Functions-library name, and the
     contract of its keys and arguments. Every generated module has one per script."""
 
-    __slots__ = ("name", "path", "sha1", "function", "read_only", "keys", "key_names", "args", "errors")
+    __slots__ = ("name", "path", "sha1", "function", "read_only", "keys", "key_names", "args", "errors", "heads")
 
     def __init__(
         self,
@@ -237,6 +240,9 @@ class Script:
         self.key_names = key_names
         self.args = args
         self.errors = errors
+        suffix = "_RO" if read_only else ""
+        # What a call's command starts with: by EVALSHA, and by FCALL.
+        self.heads = (("EVALSHA" + suffix, sha1), ("FCALL" + suffix, function))
 
     def __repr__(self) -> str:
         return f"<Script {self.name}>"
@@ -434,11 +440,10 @@ def rounds(
     return keys
 
 
-def check_names(family: str, forms: Tuple[Form, ...], values: Mapping[str, object]) -> None:
+def check_names(family: str, forms: Tuple[Form, ...], values: Mapping[str, object]) -> Dict[Form, str]:
     """Builds each of `forms` from `values`: a family's settings are checked when it is
-    built, not on its first call."""
-    for form in forms:
-        form.name(family, values)
+    built, not on its first call, and the keys they name are built once."""
+    return {form: form.name(family, values) for form in forms}
 
 
 # Replies, decoded as the `@return` line says.
@@ -463,7 +468,7 @@ def _bool(reply: object) -> bool:
 
 
 def _int(reply: object) -> int:
-    if isinstance(reply, int) and not isinstance(reply, bool):
+    if type(reply) is int:  # not a bool, whose type is bool
         return reply
     raise _unexpected("an integer", reply)
 
@@ -550,7 +555,7 @@ def tuple_of(*decodes: Callable[[Any], Any]) -> Callable[[Any], Tuple[Any, ...]]
     def read(reply: Any) -> Tuple[Any, ...]:
         if not isinstance(reply, list) or len(reply) != len(decodes):
             raise _unexpected(f"an array of {len(decodes)}", reply)
-        return tuple(decode(item) for decode, item in zip(decodes, reply))
+        return tuple([decode(item) for decode, item in zip(decodes, reply)])
 
     return read
 
@@ -613,12 +618,7 @@ class Call(Generic[T_co]):
     def command(self, functions: bool = False) -> Tuple[Any, ...]:
         """The command that runs the call: ``EVALSHA`` (``EVALSHA_RO`` for a read-only
         script), or with `functions`, ``FCALL`` (``FCALL_RO``) of its function."""
-        suffix = "_RO" if self.script.read_only else ""
-        if functions:
-            head: Tuple[Any, ...] = ("FCALL" + suffix, self.script.function)
-        else:
-            head = ("EVALSHA" + suffix, self.script.sha1)
-        return (*head, len(self.keys), *self.keys, *self.args)
+        return (*self.script.heads[functions], len(self.keys), *self.keys, *self.args)
 
     def result(self, reply: Any) -> T_co:
         """The decoded reply, or the error reply raised (a declared code as `ScriptError`)."""
@@ -632,6 +632,10 @@ class Call(Generic[T_co]):
         A call that found nothing to run did not run, so nothing runs twice."""
         command = self.command(functions)
         reply = yield Execute(command)
+        return (yield from self._after(command, reply, functions))
+
+    def _after(self, command: Tuple[Any, ...], reply: Any, functions: bool) -> Plan[T_co]:
+        """`plan` from the first reply on."""
         for _ in range(NOSCRIPT_ATTEMPTS):
             if not _is_missing(reply, functions):
                 break
@@ -639,15 +643,30 @@ class Call(Generic[T_co]):
             reply = yield Execute(command)
         return self.result(reply)
 
+    # `run` and `run_async` send the first command themselves and hand any error reply to
+    # `_after`: the same plan, without a generator's cost on a call that succeeds.
+
     def run(self, client: SyncClient, *, functions: bool = False) -> T_co:
         """Runs the call on a sync connection (`redis.Redis`, `redis.cluster.RedisCluster`)
         with ``EVALSHA``, or with `functions` through the package's Functions library
         (``FCALL``; the library is loaded where the server lacks it)."""
-        return drive(self.plan(functions), client)
+        command = self.command(functions)
+        con: Any = client  # redis-py leaves execute_command untyped
+        try:
+            reply = con.execute_command(*command, **_RAW)
+        except redis.exceptions.ResponseError as err:
+            return drive(self._after(command, err, functions), client)
+        return self.decode(reply)
 
     async def run_async(self, client: AsyncClient, *, functions: bool = False) -> T_co:
         """`run`, on an asyncio connection (`redis.asyncio.Redis`, its `RedisCluster`)."""
-        return await drive_async(self.plan(functions), client)
+        command = self.command(functions)
+        con: Any = client
+        try:
+            reply = await con.execute_command(*command, **_RAW)
+        except redis.exceptions.ResponseError as err:
+            return await drive_async(self._after(command, err, functions), client)
+        return self.decode(reply)
 
 
 def _is_missing(reply: object, functions: bool) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -55,6 +56,8 @@ logs it as recent.
 
 The script's contract; call it with `common()`.
 """
+
+_COMMON_REPLY = _rt.INT
 
 
 def common(
@@ -111,7 +114,7 @@ def common(
     Complexity: O(log N), N = the distinct messages this hour. Clock: the server's TIME.
     """
     _args = COMMON.encode(message, keep)
-    return COMMON.call([common, start, last, pstart, recent], _args, _rt.INT)
+    return COMMON.call([common, start, last, pstart, recent], _args, _COMMON_REPLY)
 
 
 RECENT = _rt.Script(
@@ -133,6 +136,8 @@ last `keep`, in one step.
 
 The script's contract; call it with `recent()`.
 """
+
+_RECENT_REPLY = _rt.INT
 
 
 def recent(recent: str, message: str, keep: int) -> _rt.Call[int]:
@@ -168,7 +173,7 @@ def recent(recent: str, message: str, keep: int) -> _rt.Call[int]:
     Complexity: O(1): the trim drops one entry at most. Clock: the server's TIME.
     """
     _args = RECENT.encode(message, keep)
-    return RECENT.call([recent], _args, _rt.INT)
+    return RECENT.call([recent], _args, _RECENT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -182,9 +187,13 @@ class AppLog:
 
     name: str
     severity: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("app_log", (KEY_COMMON, KEY_START, KEY_LAST, KEY_PSTART, KEY_RECENT,), {"name": self.name, "severity": self.severity})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("app_log", (KEY_COMMON, KEY_START, KEY_LAST, KEY_PSTART, KEY_RECENT,), {"name": self.name, "severity": self.severity})
+        )
 
     def common(self, message: str, keep: int) -> _rt.Call[int]:
         """Counts a message in this hour's common log, rotating the last hour out first, and logs it as
@@ -230,17 +239,16 @@ class AppLog:
         Complexity: O(log N), N = the distinct messages this hour. Clock: the server's TIME.
         """
         _args = COMMON.encode(message, keep)
-        _names: _t.Dict[str, object] = {"name": self.name, "severity": self.severity}
         return COMMON.call(
             [
-                KEY_COMMON.name(COMMON.name, _names),
-                KEY_START.name(COMMON.name, _names),
-                KEY_LAST.name(COMMON.name, _names),
-                KEY_PSTART.name(COMMON.name, _names),
-                KEY_RECENT.name(COMMON.name, _names),
+                self._keys[KEY_COMMON],
+                self._keys[KEY_START],
+                self._keys[KEY_LAST],
+                self._keys[KEY_PSTART],
+                self._keys[KEY_RECENT],
             ],
             _args,
-            _rt.INT,
+            _COMMON_REPLY,
         )
 
     def recent(self, message: str, keep: int) -> _rt.Call[int]:
@@ -275,11 +283,10 @@ class AppLog:
         Complexity: O(1): the trim drops one entry at most. Clock: the server's TIME.
         """
         _args = RECENT.encode(message, keep)
-        _names: _t.Dict[str, object] = {"name": self.name, "severity": self.severity}
         return RECENT.call(
             [
-                KEY_RECENT.name(RECENT.name, _names),
+                self._keys[KEY_RECENT],
             ],
             _args,
-            _rt.INT,
+            _RECENT_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -46,6 +47,8 @@ FEED = _rt.Script(
 
 The script's contract; call it with `feed()`.
 """
+
+_FEED_REPLY = _rt.NIL
 
 
 def feed(
@@ -99,7 +102,7 @@ def feed(
     most 100 per table).
     """
     _args = FEED.encode(content, weight, mode, ttl, cap)
-    return FEED.call([*_rt.many(FEED, "tables", tables)], _args, _rt.NIL)
+    return FEED.call([*_rt.many(FEED, "tables", tables)], _args, _FEED_REPLY)
 
 
 REMOVE = _rt.Script(
@@ -120,6 +123,8 @@ step.
 
 The script's contract; call it with `remove()`.
 """
+
+_REMOVE_REPLY = _rt.UINT
 
 
 def remove(tables: _t.Sequence[str], content: str) -> _rt.Call[int]:
@@ -150,7 +155,7 @@ def remove(tables: _t.Sequence[str], content: str) -> _rt.Call[int]:
     Complexity: O(P log T), P = the prefixes, T = a table's entries.
     """
     _args = REMOVE.encode(content)
-    return REMOVE.call([*_rt.many(REMOVE, "tables", tables)], _args, _rt.UINT)
+    return REMOVE.call([*_rt.many(REMOVE, "tables", tables)], _args, _REMOVE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -163,9 +168,13 @@ class Autocomplete:
     """
 
     subject: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("autocomplete", (), {"subject": self.subject})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("autocomplete", (), {"subject": self.subject})
+        )
 
     def feed(
         self,
@@ -226,7 +235,7 @@ class Autocomplete:
                 *_rt.rounds(FEED, (KEY_TABLES,), _names, {"prefix": prefix}),
             ],
             _args,
-            _rt.NIL,
+            _FEED_REPLY,
         )
 
     def remove(self, prefix: _t.Sequence[str], content: str) -> _rt.Call[int]:
@@ -262,5 +271,5 @@ class Autocomplete:
                 *_rt.rounds(REMOVE, (KEY_TABLES,), _names, {"prefix": prefix}),
             ],
             _args,
-            _rt.UINT,
+            _REMOVE_REPLY,
         )

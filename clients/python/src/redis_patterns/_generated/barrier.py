@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -58,6 +59,8 @@ there; the last party releases all.
 
 The script's contract; call it with `arrive()`.
 """
+
+_ARRIVE_REPLY = _rt.tuple_of(_rt.STR, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.UINT))
 
 
 def arrive(
@@ -134,7 +137,7 @@ def arrive(
     parties. Clock: the server's TIME.
     """
     _args = ARRIVE.encode(token, parties, lease, generation)
-    return ARRIVE.call([state, arrived, history, wake], _args, _rt.tuple_of(_rt.STR, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.UINT)))
+    return ARRIVE.call([state, arrived, history, wake], _args, _ARRIVE_REPLY)
 
 
 LEAVE = _rt.Script(
@@ -155,6 +158,8 @@ nil when it was not waiting.
 
 The script's contract; call it with `leave()`.
 """
+
+_LEAVE_REPLY = _rt.opt(_rt.UINT)
 
 
 def leave(
@@ -199,7 +204,7 @@ def leave(
     Complexity: O(N), N = the waiting parties, freed with the generation it breaks.
     """
     _args = LEAVE.encode(token)
-    return LEAVE.call([state, arrived, history, wake], _args, _rt.opt(_rt.UINT))
+    return LEAVE.call([state, arrived, history, wake], _args, _LEAVE_REPLY)
 
 
 RESET = _rt.Script(
@@ -218,6 +223,8 @@ RESET = _rt.Script(
 
 The script's contract; call it with `reset()`.
 """
+
+_RESET_REPLY = _rt.opt(_rt.UINT)
 
 
 def reset(state: str, arrived: str, history: str, wake: str) -> _rt.Call[_t.Optional[int]]:
@@ -249,7 +256,7 @@ def reset(state: str, arrived: str, history: str, wake: str) -> _rt.Call[_t.Opti
     Complexity: O(N), N = the waiting parties, freed with the generation it breaks.
     """
     _args = RESET.encode()
-    return RESET.call([state, arrived, history, wake], _args, _rt.opt(_rt.UINT))
+    return RESET.call([state, arrived, history, wake], _args, _RESET_REPLY)
 
 
 STATE = _rt.Script(
@@ -269,6 +276,8 @@ of those leases ran out.
 
 The script's contract; call it with `state()`.
 """
+
+_STATE_REPLY = _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT))
 
 
 def state(state: str, arrived: str) -> _rt.Call[_t.Optional[_t.Tuple[int, int, int, int]]]:
@@ -300,7 +309,7 @@ def state(state: str, arrived: str) -> _rt.Call[_t.Optional[_t.Tuple[int, int, i
     Complexity: O(log N), N = the waiting parties. Clock: the server's TIME.
     """
     _args = STATE.encode()
-    return STATE.call([state, arrived], _args, _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)))
+    return STATE.call([state, arrived], _args, _STATE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -313,9 +322,13 @@ class Barrier:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("barrier", (KEY_STATE, KEY_ARRIVED, KEY_HISTORY, KEY_WAKE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("barrier", (KEY_STATE, KEY_ARRIVED, KEY_HISTORY, KEY_WAKE,), {"name": self.name})
+        )
 
     def arrive(
         self,
@@ -387,16 +400,15 @@ class Barrier:
         its parties. Clock: the server's TIME.
         """
         _args = ARRIVE.encode(token, parties, lease, generation)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ARRIVE.call(
             [
-                KEY_STATE.name(ARRIVE.name, _names),
-                KEY_ARRIVED.name(ARRIVE.name, _names),
-                KEY_HISTORY.name(ARRIVE.name, _names),
-                KEY_WAKE.name(ARRIVE.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_ARRIVED],
+                self._keys[KEY_HISTORY],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.STR, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.UINT)),
+            _ARRIVE_REPLY,
         )
 
     def leave(self, token: str) -> _rt.Call[_t.Optional[int]]:
@@ -435,16 +447,15 @@ class Barrier:
         Complexity: O(N), N = the waiting parties, freed with the generation it breaks.
         """
         _args = LEAVE.encode(token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return LEAVE.call(
             [
-                KEY_STATE.name(LEAVE.name, _names),
-                KEY_ARRIVED.name(LEAVE.name, _names),
-                KEY_HISTORY.name(LEAVE.name, _names),
-                KEY_WAKE.name(LEAVE.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_ARRIVED],
+                self._keys[KEY_HISTORY],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.UINT),
+            _LEAVE_REPLY,
         )
 
     def reset(self) -> _rt.Call[_t.Optional[int]]:
@@ -476,16 +487,15 @@ class Barrier:
         Complexity: O(N), N = the waiting parties, freed with the generation it breaks.
         """
         _args = RESET.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RESET.call(
             [
-                KEY_STATE.name(RESET.name, _names),
-                KEY_ARRIVED.name(RESET.name, _names),
-                KEY_HISTORY.name(RESET.name, _names),
-                KEY_WAKE.name(RESET.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_ARRIVED],
+                self._keys[KEY_HISTORY],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.UINT),
+            _RESET_REPLY,
         )
 
     def state(self) -> _rt.Call[_t.Optional[_t.Tuple[int, int, int, int]]]:
@@ -517,12 +527,11 @@ class Barrier:
         Complexity: O(log N), N = the waiting parties. Clock: the server's TIME.
         """
         _args = STATE.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return STATE.call(
             [
-                KEY_STATE.name(STATE.name, _names),
-                KEY_ARRIVED.name(STATE.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_ARRIVED],
             ],
             _args,
-            _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)),
+            _STATE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -51,6 +52,8 @@ may be old.
 
 The script's contract; call it with `add()`.
 """
+
+_ADD_REPLY = _rt.list_of(_rt.INT)
 
 
 def add(
@@ -115,7 +118,7 @@ def add(
     Complexity: O(items × k), k = log2(one_in) ≤ 30.
     """
     _args = ADD.encode(capacity, one_in, partitions, partition, items)
-    return ADD.call([params, bits], _args, _rt.list_of(_rt.INT))
+    return ADD.call([params, bits], _args, _ADD_REPLY)
 
 
 CHECK = _rt.Script(
@@ -140,6 +143,8 @@ there, 0 when it is not.
 
 The script's contract; call it with `check()`.
 """
+
+_CHECK_REPLY = _rt.list_of(_rt.INT)
 
 
 def check(
@@ -196,7 +201,7 @@ def check(
     Complexity: O(items × k), k = log2(one_in) ≤ 30.
     """
     _args = CHECK.encode(capacity, one_in, partitions, partition, items)
-    return CHECK.call([params, bits], _args, _rt.list_of(_rt.INT))
+    return CHECK.call([params, bits], _args, _CHECK_REPLY)
 
 
 INFO = _rt.Script(
@@ -216,6 +221,8 @@ not exist.
 
 The script's contract; call it with `info()`.
 """
+
+_INFO_REPLY = _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT))
 
 
 def info(
@@ -255,7 +262,7 @@ def info(
     Complexity: O(1).
     """
     _args = INFO.encode()
-    return INFO.call([params, bits], _args, _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)))
+    return INFO.call([params, bits], _args, _INFO_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -268,9 +275,13 @@ class Bloom:
     """
 
     filter: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("bloom", (KEY_PARAMS, KEY_BITS,), {"filter": self.filter})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("bloom", (KEY_PARAMS, KEY_BITS,), {"filter": self.filter})
+        )
 
     def add(
         self,
@@ -333,14 +344,13 @@ class Bloom:
         Complexity: O(items × k), k = log2(one_in) ≤ 30.
         """
         _args = ADD.encode(capacity, one_in, partitions, partition, items)
-        _names: _t.Dict[str, object] = {"filter": self.filter}
         return ADD.call(
             [
-                KEY_PARAMS.name(ADD.name, _names),
-                KEY_BITS.name(ADD.name, _names),
+                self._keys[KEY_PARAMS],
+                self._keys[KEY_BITS],
             ],
             _args,
-            _rt.list_of(_rt.INT),
+            _ADD_REPLY,
         )
 
     def check(
@@ -397,14 +407,13 @@ class Bloom:
         Complexity: O(items × k), k = log2(one_in) ≤ 30.
         """
         _args = CHECK.encode(capacity, one_in, partitions, partition, items)
-        _names: _t.Dict[str, object] = {"filter": self.filter}
         return CHECK.call(
             [
-                KEY_PARAMS.name(CHECK.name, _names),
-                KEY_BITS.name(CHECK.name, _names),
+                self._keys[KEY_PARAMS],
+                self._keys[KEY_BITS],
             ],
             _args,
-            _rt.list_of(_rt.INT),
+            _CHECK_REPLY,
         )
 
     def info(self) -> _rt.Call[_t.Optional[_t.Tuple[int, int, int, int, int, int, int]]]:
@@ -442,12 +451,11 @@ class Bloom:
         Complexity: O(1).
         """
         _args = INFO.encode()
-        _names: _t.Dict[str, object] = {"filter": self.filter}
         return INFO.call(
             [
-                KEY_PARAMS.name(INFO.name, _names),
-                KEY_BITS.name(INFO.name, _names),
+                self._keys[KEY_PARAMS],
+                self._keys[KEY_BITS],
             ],
             _args,
-            _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)),
+            _INFO_REPLY,
         )

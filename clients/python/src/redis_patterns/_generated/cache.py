@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -51,6 +52,8 @@ has.
 
 The script's contract; call it with `claim()`.
 """
+
+_CLAIM_REPLY = _rt.tuple_of(_rt.STR, _rt.opt(_rt.BYTES))
 
 
 def claim(
@@ -101,7 +104,7 @@ def claim(
     Complexity: O(1).
     """
     _args = CLAIM.encode(token, lease)
-    return CLAIM.call([value, marker], _args, _rt.tuple_of(_rt.STR, _rt.opt(_rt.BYTES)))
+    return CLAIM.call([value, marker], _args, _CLAIM_REPLY)
 
 
 FILL = _rt.Script(
@@ -123,6 +126,8 @@ FILL = _rt.Script(
 
 The script's contract; call it with `fill()`.
 """
+
+_FILL_REPLY = _rt.BOOL
 
 
 def fill(
@@ -166,7 +171,7 @@ def fill(
     Complexity: O(1).
     """
     _args = FILL.encode(token, content, ttl)
-    return FILL.call([value, marker], _args, _rt.BOOL)
+    return FILL.call([value, marker], _args, _FILL_REPLY)
 
 
 HASH_SET = _rt.Script(
@@ -188,6 +193,8 @@ live.
 
 The script's contract; call it with `hash_set()`.
 """
+
+_HASH_SET_REPLY = _rt.NIL
 
 
 def hash_set(
@@ -229,7 +236,7 @@ def hash_set(
     Complexity: O(N), N = number of fields given (the old entry is freed in the background).
     """
     _args = HASH_SET.encode(ttl, fields)
-    return HASH_SET.call([cache], _args, _rt.NIL)
+    return HASH_SET.call([cache], _args, _HASH_SET_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -242,9 +249,13 @@ class Cache:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("cache", (KEY_VALUE, KEY_MARKER, KEY_CACHE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("cache", (KEY_VALUE, KEY_MARKER, KEY_CACHE,), {"name": self.name})
+        )
 
     def claim(self, token: str, lease: _rt.Ms) -> _rt.Call[_t.Tuple[str, _t.Optional[bytes]]]:
         """Reads a cached value; on a miss, claims the right to compute it unless another client has.
@@ -289,14 +300,13 @@ class Cache:
         Complexity: O(1).
         """
         _args = CLAIM.encode(token, lease)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return CLAIM.call(
             [
-                KEY_VALUE.name(CLAIM.name, _names),
-                KEY_MARKER.name(CLAIM.name, _names),
+                self._keys[KEY_VALUE],
+                self._keys[KEY_MARKER],
             ],
             _args,
-            _rt.tuple_of(_rt.STR, _rt.opt(_rt.BYTES)),
+            _CLAIM_REPLY,
         )
 
     def fill(
@@ -340,14 +350,13 @@ class Cache:
         Complexity: O(1).
         """
         _args = FILL.encode(token, content, ttl)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return FILL.call(
             [
-                KEY_VALUE.name(FILL.name, _names),
-                KEY_MARKER.name(FILL.name, _names),
+                self._keys[KEY_VALUE],
+                self._keys[KEY_MARKER],
             ],
             _args,
-            _rt.BOOL,
+            _FILL_REPLY,
         )
 
     def hash_set(
@@ -391,11 +400,10 @@ class Cache:
         Complexity: O(N), N = number of fields given (the old entry is freed in the background).
         """
         _args = HASH_SET.encode(ttl, fields)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return HASH_SET.call(
             [
-                KEY_CACHE.name(HASH_SET.name, _names),
+                self._keys[KEY_CACHE],
             ],
             _args,
-            _rt.NIL,
+            _HASH_SET_REPLY,
         )

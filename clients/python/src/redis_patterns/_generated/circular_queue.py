@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -40,6 +41,8 @@ queued to the tail.
 
 The script's contract; call it with `unique_insert()`.
 """
+
+_UNIQUE_INSERT_REPLY = _rt.INT
 
 
 def unique_insert(queue: str, items: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
@@ -76,7 +79,7 @@ def unique_insert(queue: str, items: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
     Complexity: O(N + M), N = the queue's length (at most 5,000), M = the number of items.
     """
     _args = UNIQUE_INSERT.encode(items)
-    return UNIQUE_INSERT.call([queue], _args, _rt.INT)
+    return UNIQUE_INSERT.call([queue], _args, _UNIQUE_INSERT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -89,9 +92,13 @@ class CircularQueue:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("circular_queue", (KEY_QUEUE,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("circular_queue", (KEY_QUEUE,), {"key": self.key})
+        )
 
     def unique_insert(self, items: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
         """Appends `items` to a queue of unique items, moving any already queued to the tail.
@@ -127,11 +134,10 @@ class CircularQueue:
         Complexity: O(N + M), N = the queue's length (at most 5,000), M = the number of items.
         """
         _args = UNIQUE_INSERT.encode(items)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return UNIQUE_INSERT.call(
             [
-                KEY_QUEUE.name(UNIQUE_INSERT.name, _names),
+                self._keys[KEY_QUEUE],
             ],
             _args,
-            _rt.INT,
+            _UNIQUE_INSERT_REPLY,
         )

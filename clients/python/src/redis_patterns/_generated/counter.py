@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -40,6 +41,8 @@ HASH_RESET = _rt.Script(
 
 The script's contract; call it with `hash_reset()`.
 """
+
+_HASH_RESET_REPLY = _rt.DECIMAL
 
 
 def hash_reset(counters: str, field: str, value: int) -> _rt.Call[int]:
@@ -74,7 +77,7 @@ def hash_reset(counters: str, field: str, value: int) -> _rt.Call[int]:
     Complexity: O(1).
     """
     _args = HASH_RESET.encode(field, value)
-    return HASH_RESET.call([counters], _args, _rt.DECIMAL)
+    return HASH_RESET.call([counters], _args, _HASH_RESET_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -87,9 +90,13 @@ class Counter:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("counter", (KEY_COUNTERS,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("counter", (KEY_COUNTERS,), {"key": self.key})
+        )
 
     def hash_reset(self, field: str, value: int) -> _rt.Call[int]:
         """Sets one counter of a hash to `value` and returns the value it held before.
@@ -123,11 +130,10 @@ class Counter:
         Complexity: O(1).
         """
         _args = HASH_RESET.encode(field, value)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return HASH_RESET.call(
             [
-                KEY_COUNTERS.name(HASH_RESET.name, _names),
+                self._keys[KEY_COUNTERS],
             ],
             _args,
-            _rt.DECIMAL,
+            _HASH_RESET_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -61,6 +62,8 @@ keeps its place in the queue.
 
 The script's contract; call it with `acquire()`.
 """
+
+_ACQUIRE_REPLY = _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT)
 
 
 def acquire(
@@ -130,7 +133,7 @@ def acquire(
     Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's TIME.
     """
     _args = ACQUIRE.encode(token, lease, place_lease, limit)
-    return ACQUIRE.call([owner, queue, places, fence, wake], _args, _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT))
+    return ACQUIRE.call([owner, queue, places, fence, wake], _args, _ACQUIRE_REPLY)
 
 
 CANCEL = _rt.Script(
@@ -150,6 +153,8 @@ CANCEL = _rt.Script(
 
 The script's contract; call it with `cancel()`.
 """
+
+_CANCEL_REPLY = _rt.BOOL
 
 
 def cancel(queue: str, places: str, wake: str, token: str) -> _rt.Call[bool]:
@@ -182,7 +187,7 @@ def cancel(queue: str, places: str, wake: str, token: str) -> _rt.Call[bool]:
     Complexity: O(log N), N = the waiters.
     """
     _args = CANCEL.encode(token)
-    return CANCEL.call([queue, places, wake], _args, _rt.BOOL)
+    return CANCEL.call([queue, places, wake], _args, _CANCEL_REPLY)
 
 
 EXTEND = _rt.Script(
@@ -203,6 +208,8 @@ EXTEND = _rt.Script(
 
 The script's contract; call it with `extend()`.
 """
+
+_EXTEND_REPLY = _rt.BOOL
 
 
 def extend(owner: str, token: str, lease: _rt.Ms) -> _rt.Call[bool]:
@@ -237,7 +244,7 @@ def extend(owner: str, token: str, lease: _rt.Ms) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = EXTEND.encode(token, lease)
-    return EXTEND.call([owner], _args, _rt.BOOL)
+    return EXTEND.call([owner], _args, _EXTEND_REPLY)
 
 
 RELEASE = _rt.Script(
@@ -257,6 +264,8 @@ RELEASE = _rt.Script(
 
 The script's contract; call it with `release()`.
 """
+
+_RELEASE_REPLY = _rt.BOOL
 
 
 def release(owner: str, queue: str, places: str, wake: str, token: str) -> _rt.Call[bool]:
@@ -295,7 +304,7 @@ def release(owner: str, queue: str, places: str, wake: str, token: str) -> _rt.C
     Complexity: O(1). Clock: the server's TIME.
     """
     _args = RELEASE.encode(token)
-    return RELEASE.call([owner, queue, places, wake], _args, _rt.BOOL)
+    return RELEASE.call([owner, queue, places, wake], _args, _RELEASE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -308,9 +317,13 @@ class FairLock:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("fair_lock", (KEY_OWNER, KEY_QUEUE, KEY_PLACES, KEY_FENCE, KEY_WAKE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("fair_lock", (KEY_OWNER, KEY_QUEUE, KEY_PLACES, KEY_FENCE, KEY_WAKE,), {"name": self.name})
+        )
 
     def acquire(
         self,
@@ -374,17 +387,16 @@ class FairLock:
         Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's TIME.
         """
         _args = ACQUIRE.encode(token, lease, place_lease, limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE.call(
             [
-                KEY_OWNER.name(ACQUIRE.name, _names),
-                KEY_QUEUE.name(ACQUIRE.name, _names),
-                KEY_PLACES.name(ACQUIRE.name, _names),
-                KEY_FENCE.name(ACQUIRE.name, _names),
-                KEY_WAKE.name(ACQUIRE.name, _names),
+                self._keys[KEY_OWNER],
+                self._keys[KEY_QUEUE],
+                self._keys[KEY_PLACES],
+                self._keys[KEY_FENCE],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT),
+            _ACQUIRE_REPLY,
         )
 
     def cancel(self, token: str) -> _rt.Call[bool]:
@@ -417,15 +429,14 @@ class FairLock:
         Complexity: O(log N), N = the waiters.
         """
         _args = CANCEL.encode(token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return CANCEL.call(
             [
-                KEY_QUEUE.name(CANCEL.name, _names),
-                KEY_PLACES.name(CANCEL.name, _names),
-                KEY_WAKE.name(CANCEL.name, _names),
+                self._keys[KEY_QUEUE],
+                self._keys[KEY_PLACES],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.BOOL,
+            _CANCEL_REPLY,
         )
 
     def extend(self, token: str, lease: _rt.Ms) -> _rt.Call[bool]:
@@ -460,13 +471,12 @@ class FairLock:
         Complexity: O(1).
         """
         _args = EXTEND.encode(token, lease)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return EXTEND.call(
             [
-                KEY_OWNER.name(EXTEND.name, _names),
+                self._keys[KEY_OWNER],
             ],
             _args,
-            _rt.BOOL,
+            _EXTEND_REPLY,
         )
 
     def release(self, token: str) -> _rt.Call[bool]:
@@ -503,14 +513,13 @@ class FairLock:
         Complexity: O(1). Clock: the server's TIME.
         """
         _args = RELEASE.encode(token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RELEASE.call(
             [
-                KEY_OWNER.name(RELEASE.name, _names),
-                KEY_QUEUE.name(RELEASE.name, _names),
-                KEY_PLACES.name(RELEASE.name, _names),
-                KEY_WAKE.name(RELEASE.name, _names),
+                self._keys[KEY_OWNER],
+                self._keys[KEY_QUEUE],
+                self._keys[KEY_PLACES],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.BOOL,
+            _RELEASE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -43,6 +44,8 @@ held.
 
 The script's contract; call it with `acquire()`.
 """
+
+_ACQUIRE_REPLY = _rt.opt(_rt.INT)
 
 
 def acquire(lock: str, fence: str, ttl: _rt.Ms) -> _rt.Call[_t.Optional[int]]:
@@ -79,7 +82,7 @@ def acquire(lock: str, fence: str, ttl: _rt.Ms) -> _rt.Call[_t.Optional[int]]:
     Complexity: O(1).
     """
     _args = ACQUIRE.encode(ttl)
-    return ACQUIRE.call([lock, fence], _args, _rt.opt(_rt.INT))
+    return ACQUIRE.call([lock, fence], _args, _ACQUIRE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -92,9 +95,13 @@ class FencedLock:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("fenced_lock", (KEY_LOCK, KEY_FENCE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("fenced_lock", (KEY_LOCK, KEY_FENCE,), {"name": self.name})
+        )
 
     def acquire(self, ttl: _rt.Ms) -> _rt.Call[_t.Optional[int]]:
         """Takes the lock for `ttl` and returns a fencing token, or nil when the lock is held.
@@ -130,12 +137,11 @@ class FencedLock:
         Complexity: O(1).
         """
         _args = ACQUIRE.encode(ttl)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE.call(
             [
-                KEY_LOCK.name(ACQUIRE.name, _names),
-                KEY_FENCE.name(ACQUIRE.name, _names),
+                self._keys[KEY_LOCK],
+                self._keys[KEY_FENCE],
             ],
             _args,
-            _rt.opt(_rt.INT),
+            _ACQUIRE_REPLY,
         )

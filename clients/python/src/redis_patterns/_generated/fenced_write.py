@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -50,6 +51,8 @@ seen.
 The script's contract; call it with `delete()`.
 """
 
+_DELETE_REPLY = _rt.UINT
+
 
 def delete(resource: str, max_token: str, token: int) -> _rt.Call[int]:
     """Deletes `resource`, if `token` is at least the highest fencing token it has seen.
@@ -83,7 +86,7 @@ def delete(resource: str, max_token: str, token: int) -> _rt.Call[int]:
     Complexity: O(1).
     """
     _args = DELETE.encode(token)
-    return DELETE.call([resource, max_token], _args, _rt.UINT)
+    return DELETE.call([resource, max_token], _args, _DELETE_REPLY)
 
 
 FENCE = _rt.Script(
@@ -104,6 +107,8 @@ nothing else.
 
 The script's contract; call it with `fence()`.
 """
+
+_FENCE_REPLY = _rt.UINT
 
 
 def fence(max_token: str, token: int) -> _rt.Call[int]:
@@ -139,7 +144,7 @@ def fence(max_token: str, token: int) -> _rt.Call[int]:
     Complexity: O(1).
     """
     _args = FENCE.encode(token)
-    return FENCE.call([max_token], _args, _rt.UINT)
+    return FENCE.call([max_token], _args, _FENCE_REPLY)
 
 
 HSET = _rt.Script(
@@ -161,6 +166,8 @@ fencing token it has seen.
 
 The script's contract; call it with `hset()`.
 """
+
+_HSET_REPLY = _rt.UINT
 
 
 def hset(
@@ -204,7 +211,7 @@ def hset(
     Complexity: O(N), N = the fields given.
     """
     _args = HSET.encode(token, fields)
-    return HSET.call([resource, max_token], _args, _rt.UINT)
+    return HSET.call([resource, max_token], _args, _HSET_REPLY)
 
 
 SET = _rt.Script(
@@ -227,6 +234,8 @@ fencing token it has seen.
 
 The script's contract; call it with `set()`.
 """
+
+_SET_REPLY = _rt.UINT
 
 
 def set(
@@ -279,7 +288,7 @@ def set(
     Complexity: O(1).
     """
     _args = SET.encode(token, ttl, value)
-    return SET.call([resource, max_token], _args, _rt.UINT)
+    return SET.call([resource, max_token], _args, _SET_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -292,9 +301,13 @@ class FencedWrite:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("fenced_write", (KEY_RESOURCE, KEY_MAX_TOKEN,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("fenced_write", (KEY_RESOURCE, KEY_MAX_TOKEN,), {"key": self.key})
+        )
 
     def delete(self, token: int) -> _rt.Call[int]:
         """Deletes `resource`, if `token` is at least the highest fencing token it has seen.
@@ -328,14 +341,13 @@ class FencedWrite:
         Complexity: O(1).
         """
         _args = DELETE.encode(token)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return DELETE.call(
             [
-                KEY_RESOURCE.name(DELETE.name, _names),
-                KEY_MAX_TOKEN.name(DELETE.name, _names),
+                self._keys[KEY_RESOURCE],
+                self._keys[KEY_MAX_TOKEN],
             ],
             _args,
-            _rt.UINT,
+            _DELETE_REPLY,
         )
 
     def fence(self, token: int) -> _rt.Call[int]:
@@ -371,13 +383,12 @@ class FencedWrite:
         Complexity: O(1).
         """
         _args = FENCE.encode(token)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return FENCE.call(
             [
-                KEY_MAX_TOKEN.name(FENCE.name, _names),
+                self._keys[KEY_MAX_TOKEN],
             ],
             _args,
-            _rt.UINT,
+            _FENCE_REPLY,
         )
 
     def hset(self, token: int, fields: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
@@ -416,14 +427,13 @@ class FencedWrite:
         Complexity: O(N), N = the fields given.
         """
         _args = HSET.encode(token, fields)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return HSET.call(
             [
-                KEY_RESOURCE.name(HSET.name, _names),
-                KEY_MAX_TOKEN.name(HSET.name, _names),
+                self._keys[KEY_RESOURCE],
+                self._keys[KEY_MAX_TOKEN],
             ],
             _args,
-            _rt.UINT,
+            _HSET_REPLY,
         )
 
     def set(
@@ -475,12 +485,11 @@ class FencedWrite:
         Complexity: O(1).
         """
         _args = SET.encode(token, ttl, value)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return SET.call(
             [
-                KEY_RESOURCE.name(SET.name, _names),
-                KEY_MAX_TOKEN.name(SET.name, _names),
+                self._keys[KEY_RESOURCE],
+                self._keys[KEY_MAX_TOKEN],
             ],
             _args,
-            _rt.UINT,
+            _SET_REPLY,
         )

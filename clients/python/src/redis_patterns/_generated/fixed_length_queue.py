@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -43,6 +44,8 @@ its oldest items.
 
 The script's contract; call it with `enqueue()`.
 """
+
+_ENQUEUE_REPLY = _rt.tuple_of(_rt.INT, _rt.INT)
 
 
 def enqueue(
@@ -85,7 +88,7 @@ def enqueue(
     Complexity: O(M + T), M = the number of items, T = the items trimmed (at most 5,000).
     """
     _args = ENQUEUE.encode(max_length, items)
-    return ENQUEUE.call([queue], _args, _rt.tuple_of(_rt.INT, _rt.INT))
+    return ENQUEUE.call([queue], _args, _ENQUEUE_REPLY)
 
 
 FADED_ENQUEUE = _rt.Script(
@@ -107,6 +110,8 @@ items.
 
 The script's contract; call it with `faded_enqueue()`.
 """
+
+_FADED_ENQUEUE_REPLY = _rt.tuple_of(_rt.INT, _rt.INT)
 
 
 def faded_enqueue(
@@ -147,7 +152,7 @@ def faded_enqueue(
     Complexity: O(M + E), M = the number of items, E = the items evicted (at most 5,000).
     """
     _args = FADED_ENQUEUE.encode(max_length, items)
-    return FADED_ENQUEUE.call([queue], _args, _rt.tuple_of(_rt.INT, _rt.INT))
+    return FADED_ENQUEUE.call([queue], _args, _FADED_ENQUEUE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -160,9 +165,13 @@ class FixedLengthQueue:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("fixed_length_queue", (KEY_QUEUE,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("fixed_length_queue", (KEY_QUEUE,), {"key": self.key})
+        )
 
     def enqueue(
         self,
@@ -203,13 +212,12 @@ class FixedLengthQueue:
         Complexity: O(M + T), M = the number of items, T = the items trimmed (at most 5,000).
         """
         _args = ENQUEUE.encode(max_length, items)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return ENQUEUE.call(
             [
-                KEY_QUEUE.name(ENQUEUE.name, _names),
+                self._keys[KEY_QUEUE],
             ],
             _args,
-            _rt.tuple_of(_rt.INT, _rt.INT),
+            _ENQUEUE_REPLY,
         )
 
     def faded_enqueue(
@@ -250,11 +258,10 @@ class FixedLengthQueue:
         Complexity: O(M + E), M = the number of items, E = the items evicted (at most 5,000).
         """
         _args = FADED_ENQUEUE.encode(max_length, items)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return FADED_ENQUEUE.call(
             [
-                KEY_QUEUE.name(FADED_ENQUEUE.name, _names),
+                self._keys[KEY_QUEUE],
             ],
             _args,
-            _rt.tuple_of(_rt.INT, _rt.INT),
+            _FADED_ENQUEUE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -59,6 +60,8 @@ DISTANCE = _rt.Script(
 The script's contract; call it with `distance()`.
 """
 
+_DISTANCE_REPLY = _rt.opt(_rt.FLOAT)
+
 
 def distance(places: str, deadlines: str, x: str, y: str) -> _rt.Call[_t.Optional[float]]:
     """The distance between two pinned members, in km (the book's `Location.distance`).
@@ -91,7 +94,7 @@ def distance(places: str, deadlines: str, x: str, y: str) -> _rt.Call[_t.Optiona
     Complexity: O(log N), N = the members. Clock: the server's TIME.
     """
     _args = DISTANCE.encode(x, y)
-    return DISTANCE.call([places, deadlines], _args, _rt.opt(_rt.FLOAT))
+    return DISTANCE.call([places, deadlines], _args, _DISTANCE_REPLY)
 
 
 LOCATE = _rt.Script(
@@ -111,6 +114,8 @@ LOCATE = _rt.Script(
 
 The script's contract; call it with `locate()`.
 """
+
+_LOCATE_REPLY = _rt.tuple_of(_rt.opt(_rt.FLOAT), _rt.opt(_rt.FLOAT))
 
 
 def locate(
@@ -146,7 +151,7 @@ def locate(
     Complexity: O(log N), N = the members. Clock: the server's TIME.
     """
     _args = LOCATE.encode(member)
-    return LOCATE.call([places, deadlines], _args, _rt.tuple_of(_rt.opt(_rt.FLOAT), _rt.opt(_rt.FLOAT)))
+    return LOCATE.call([places, deadlines], _args, _LOCATE_REPLY)
 
 
 NEIGHBOURS = _rt.Script(
@@ -169,6 +174,8 @@ book's `cached_random_neighbour`).
 
 The script's contract; call it with `neighbours()`.
 """
+
+_NEIGHBOURS_REPLY = _rt.opt(_rt.STR)
 
 
 def neighbours(
@@ -221,7 +228,7 @@ def neighbours(
     = the members. Clock: the server's TIME.
     """
     _args = NEIGHBOURS.encode(member, limit, ttl)
-    return NEIGHBOURS.call([places, deadlines, cache], _args, _rt.opt(_rt.STR))
+    return NEIGHBOURS.call([places, deadlines, cache], _args, _NEIGHBOURS_REPLY)
 
 
 PIN = _rt.Script(
@@ -244,6 +251,8 @@ PIN = _rt.Script(
 
 The script's contract; call it with `pin()`.
 """
+
+_PIN_REPLY = _rt.NIL
 
 
 def pin(
@@ -291,7 +300,7 @@ def pin(
     Complexity: O(log N), N = the members. Clock: the server's TIME.
     """
     _args = PIN.encode(member, longitude, latitude, ttl)
-    return PIN.call([places, deadlines], _args, _rt.NIL)
+    return PIN.call([places, deadlines], _args, _PIN_REPLY)
 
 
 PURGE = _rt.Script(
@@ -311,6 +320,8 @@ PURGE = _rt.Script(
 
 The script's contract; call it with `purge()`.
 """
+
+_PURGE_REPLY = _rt.UINT
 
 
 def purge(places: str, deadlines: str, limit: int) -> _rt.Call[int]:
@@ -342,7 +353,7 @@ def purge(places: str, deadlines: str, limit: int) -> _rt.Call[int]:
     Complexity: O(M × log N), N = the members, M = `limit`. Clock: the server's TIME.
     """
     _args = PURGE.encode(limit)
-    return PURGE.call([places, deadlines], _args, _rt.UINT)
+    return PURGE.call([places, deadlines], _args, _PURGE_REPLY)
 
 
 SEARCH = _rt.Script(
@@ -365,6 +376,8 @@ SEARCH = _rt.Script(
 
 The script's contract; call it with `search()`.
 """
+
+_SEARCH_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.FLOAT))
 
 
 def search(
@@ -410,7 +423,7 @@ def search(
     the server's TIME.
     """
     _args = SEARCH.encode(member, radius, limit)
-    return SEARCH.call([places, deadlines], _args, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.FLOAT)))
+    return SEARCH.call([places, deadlines], _args, _SEARCH_REPLY)
 
 
 SIZE = _rt.Script(
@@ -429,6 +442,8 @@ SIZE = _rt.Script(
 
 The script's contract; call it with `size()`.
 """
+
+_SIZE_REPLY = _rt.UINT
 
 
 def size(places: str, deadlines: str) -> _rt.Call[int]:
@@ -457,7 +472,7 @@ def size(places: str, deadlines: str) -> _rt.Call[int]:
     Complexity: O(log N), N = the pins with a ttl. Clock: the server's TIME.
     """
     _args = SIZE.encode()
-    return SIZE.call([places, deadlines], _args, _rt.UINT)
+    return SIZE.call([places, deadlines], _args, _SIZE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -470,9 +485,13 @@ class Geo:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("geo", (KEY_PLACES, KEY_DEADLINES,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("geo", (KEY_PLACES, KEY_DEADLINES,), {"key": self.key})
+        )
 
     def distance(self, x: str, y: str) -> _rt.Call[_t.Optional[float]]:
         """The distance between two pinned members, in km (the book's `Location.distance`).
@@ -505,14 +524,13 @@ class Geo:
         Complexity: O(log N), N = the members. Clock: the server's TIME.
         """
         _args = DISTANCE.encode(x, y)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return DISTANCE.call(
             [
-                KEY_PLACES.name(DISTANCE.name, _names),
-                KEY_DEADLINES.name(DISTANCE.name, _names),
+                self._keys[KEY_PLACES],
+                self._keys[KEY_DEADLINES],
             ],
             _args,
-            _rt.opt(_rt.FLOAT),
+            _DISTANCE_REPLY,
         )
 
     def locate(self, member: str) -> _rt.Call[_t.Tuple[_t.Optional[float], _t.Optional[float]]]:
@@ -543,14 +561,13 @@ class Geo:
         Complexity: O(log N), N = the members. Clock: the server's TIME.
         """
         _args = LOCATE.encode(member)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return LOCATE.call(
             [
-                KEY_PLACES.name(LOCATE.name, _names),
-                KEY_DEADLINES.name(LOCATE.name, _names),
+                self._keys[KEY_PLACES],
+                self._keys[KEY_DEADLINES],
             ],
             _args,
-            _rt.tuple_of(_rt.opt(_rt.FLOAT), _rt.opt(_rt.FLOAT)),
+            _LOCATE_REPLY,
         )
 
     def neighbours(self, member: str, limit: int, ttl: _rt.Ms) -> _rt.Call[_t.Optional[str]]:
@@ -598,12 +615,12 @@ class Geo:
         _names: _t.Dict[str, object] = {"key": self.key, "member": member}
         return NEIGHBOURS.call(
             [
-                KEY_PLACES.name(NEIGHBOURS.name, _names),
-                KEY_DEADLINES.name(NEIGHBOURS.name, _names),
+                self._keys[KEY_PLACES],
+                self._keys[KEY_DEADLINES],
                 KEY_CACHE.name(NEIGHBOURS.name, _names),
             ],
             _args,
-            _rt.opt(_rt.STR),
+            _NEIGHBOURS_REPLY,
         )
 
     def pin(
@@ -650,14 +667,13 @@ class Geo:
         Complexity: O(log N), N = the members. Clock: the server's TIME.
         """
         _args = PIN.encode(member, longitude, latitude, ttl)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return PIN.call(
             [
-                KEY_PLACES.name(PIN.name, _names),
-                KEY_DEADLINES.name(PIN.name, _names),
+                self._keys[KEY_PLACES],
+                self._keys[KEY_DEADLINES],
             ],
             _args,
-            _rt.NIL,
+            _PIN_REPLY,
         )
 
     def purge(self, limit: int) -> _rt.Call[int]:
@@ -688,14 +704,13 @@ class Geo:
         Complexity: O(M × log N), N = the members, M = `limit`. Clock: the server's TIME.
         """
         _args = PURGE.encode(limit)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return PURGE.call(
             [
-                KEY_PLACES.name(PURGE.name, _names),
-                KEY_DEADLINES.name(PURGE.name, _names),
+                self._keys[KEY_PLACES],
+                self._keys[KEY_DEADLINES],
             ],
             _args,
-            _rt.UINT,
+            _PURGE_REPLY,
         )
 
     def search(
@@ -739,14 +754,13 @@ class Geo:
         Clock: the server's TIME.
         """
         _args = SEARCH.encode(member, radius, limit)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return SEARCH.call(
             [
-                KEY_PLACES.name(SEARCH.name, _names),
-                KEY_DEADLINES.name(SEARCH.name, _names),
+                self._keys[KEY_PLACES],
+                self._keys[KEY_DEADLINES],
             ],
             _args,
-            _rt.list_of(_rt.tuple_of(_rt.STR, _rt.FLOAT)),
+            _SEARCH_REPLY,
         )
 
     def size(self) -> _rt.Call[int]:
@@ -774,12 +788,11 @@ class Geo:
         Complexity: O(log N), N = the pins with a ttl. Clock: the server's TIME.
         """
         _args = SIZE.encode()
-        _names: _t.Dict[str, object] = {"key": self.key}
         return SIZE.call(
             [
-                KEY_PLACES.name(SIZE.name, _names),
-                KEY_DEADLINES.name(SIZE.name, _names),
+                self._keys[KEY_PLACES],
+                self._keys[KEY_DEADLINES],
             ],
             _args,
-            _rt.UINT,
+            _SIZE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -46,6 +47,8 @@ EXTEND = _rt.Script(
 The script's contract; call it with `extend()`.
 """
 
+_EXTEND_REPLY = _rt.BOOL
+
 
 def extend(lock: str, token: str, ttl: _rt.Ms) -> _rt.Call[bool]:
     """Sets the lock's lease to `ttl` from now if, and only if, it is held with `token`.
@@ -78,7 +81,7 @@ def extend(lock: str, token: str, ttl: _rt.Ms) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = EXTEND.encode(token, ttl)
-    return EXTEND.call([lock], _args, _rt.BOOL)
+    return EXTEND.call([lock], _args, _EXTEND_REPLY)
 
 
 LEASE = _rt.Script(
@@ -98,6 +101,8 @@ LEASE = _rt.Script(
 
 The script's contract; call it with `lease()`.
 """
+
+_LEASE_REPLY = _rt.opt(_rt.INT)
 
 
 def lease(lock: str, token: str) -> _rt.Call[_t.Optional[int]]:
@@ -129,7 +134,7 @@ def lease(lock: str, token: str) -> _rt.Call[_t.Optional[int]]:
     Complexity: O(1).
     """
     _args = LEASE.encode(token)
-    return LEASE.call([lock], _args, _rt.opt(_rt.INT))
+    return LEASE.call([lock], _args, _LEASE_REPLY)
 
 
 RELEASE = _rt.Script(
@@ -149,6 +154,8 @@ RELEASE = _rt.Script(
 
 The script's contract; call it with `release()`.
 """
+
+_RELEASE_REPLY = _rt.BOOL
 
 
 def release(lock: str, token: str) -> _rt.Call[bool]:
@@ -179,7 +186,7 @@ def release(lock: str, token: str) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = RELEASE.encode(token)
-    return RELEASE.call([lock], _args, _rt.BOOL)
+    return RELEASE.call([lock], _args, _RELEASE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -192,9 +199,13 @@ class IdentityLock:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("identity_lock", (KEY_LOCK,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("identity_lock", (KEY_LOCK,), {"key": self.key})
+        )
 
     def extend(self, token: str, ttl: _rt.Ms) -> _rt.Call[bool]:
         """Sets the lock's lease to `ttl` from now if, and only if, it is held with `token`.
@@ -227,13 +238,12 @@ class IdentityLock:
         Complexity: O(1).
         """
         _args = EXTEND.encode(token, ttl)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return EXTEND.call(
             [
-                KEY_LOCK.name(EXTEND.name, _names),
+                self._keys[KEY_LOCK],
             ],
             _args,
-            _rt.BOOL,
+            _EXTEND_REPLY,
         )
 
     def lease(self, token: str) -> _rt.Call[_t.Optional[int]]:
@@ -265,13 +275,12 @@ class IdentityLock:
         Complexity: O(1).
         """
         _args = LEASE.encode(token)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return LEASE.call(
             [
-                KEY_LOCK.name(LEASE.name, _names),
+                self._keys[KEY_LOCK],
             ],
             _args,
-            _rt.opt(_rt.INT),
+            _LEASE_REPLY,
         )
 
     def release(self, token: str) -> _rt.Call[bool]:
@@ -303,11 +312,10 @@ class IdentityLock:
         Complexity: O(1).
         """
         _args = RELEASE.encode(token)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return RELEASE.call(
             [
-                KEY_LOCK.name(RELEASE.name, _names),
+                self._keys[KEY_LOCK],
             ],
             _args,
-            _rt.BOOL,
+            _RELEASE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -43,6 +44,8 @@ block's city, in one step.
 
 The script's contract; call it with `find()`.
 """
+
+_FIND_REPLY = _rt.tuple_of(_rt.opt(_rt.STR), _rt.opt(_rt.STR))
 
 
 def find(
@@ -85,7 +88,7 @@ def find(
     Complexity: O(log N), N = the blocks.
     """
     _args = FIND.encode(ip)
-    return FIND.call([blocks, cities], _args, _rt.tuple_of(_rt.opt(_rt.STR), _rt.opt(_rt.STR)))
+    return FIND.call([blocks, cities], _args, _FIND_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -98,9 +101,13 @@ class IpCity:
     """
 
     namespace: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("ip_city", (KEY_BLOCKS, KEY_CITIES,), {"namespace": self.namespace})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("ip_city", (KEY_BLOCKS, KEY_CITIES,), {"namespace": self.namespace})
+        )
 
     def find(self, ip: int) -> _rt.Call[_t.Tuple[_t.Optional[str], _t.Optional[str]]]:
         """Finds the city of an IPv4 address: the block that starts at or below it, and that block's
@@ -139,12 +146,11 @@ class IpCity:
         Complexity: O(log N), N = the blocks.
         """
         _args = FIND.encode(ip)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace}
         return FIND.call(
             [
-                KEY_BLOCKS.name(FIND.name, _names),
-                KEY_CITIES.name(FIND.name, _names),
+                self._keys[KEY_BLOCKS],
+                self._keys[KEY_CITIES],
             ],
             _args,
-            _rt.tuple_of(_rt.opt(_rt.STR), _rt.opt(_rt.STR)),
+            _FIND_REPLY,
         )

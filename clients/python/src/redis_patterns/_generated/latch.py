@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -53,6 +54,8 @@ closed.
 
 The script's contract; call it with `arm()`.
 """
+
+_ARM_REPLY = _rt.tuple_of(_rt.BOOL, _rt.UINT)
 
 
 def arm(
@@ -104,7 +107,7 @@ def arm(
     Complexity: O(N), N = the ids left of the last generation (none once it opened; at most 10,000).
     """
     _args = ARM.encode(count, ttl)
-    return ARM.call([latch, ids], _args, _rt.tuple_of(_rt.BOOL, _rt.UINT))
+    return ARM.call([latch, ids], _args, _ARM_REPLY)
 
 
 COUNT_DOWN = _rt.Script(
@@ -126,6 +129,8 @@ count-down opens it.
 
 The script's contract; call it with `count_down()`.
 """
+
+_COUNT_DOWN_REPLY = _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.BOOL))
 
 
 def count_down(
@@ -177,7 +182,7 @@ def count_down(
     10,000).
     """
     _args = COUNT_DOWN.encode(id, generation)
-    return COUNT_DOWN.call([latch, ids, wake], _args, _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.BOOL)))
+    return COUNT_DOWN.call([latch, ids, wake], _args, _COUNT_DOWN_REPLY)
 
 
 STATE = _rt.Script(
@@ -197,6 +202,8 @@ opened; nil when there is none.
 
 The script's contract; call it with `state()`.
 """
+
+_STATE_REPLY = _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT))
 
 
 def state(latch: str) -> _rt.Call[_t.Optional[_t.Tuple[int, int, int, int]]]:
@@ -226,7 +233,7 @@ def state(latch: str) -> _rt.Call[_t.Optional[_t.Tuple[int, int, int, int]]]:
     Complexity: O(1).
     """
     _args = STATE.encode()
-    return STATE.call([latch], _args, _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)))
+    return STATE.call([latch], _args, _STATE_REPLY)
 
 
 WAIT = _rt.Script(
@@ -247,6 +254,8 @@ what to block on.
 
 The script's contract; call it with `wait()`.
 """
+
+_WAIT_REPLY = _rt.tuple_of(_rt.BOOL, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.UINT))
 
 
 def wait(
@@ -292,7 +301,7 @@ def wait(
     Complexity: O(1).
     """
     _args = WAIT.encode(generation)
-    return WAIT.call([latch, wake], _args, _rt.tuple_of(_rt.BOOL, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.UINT)))
+    return WAIT.call([latch, wake], _args, _WAIT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -305,9 +314,13 @@ class Latch:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("latch", (KEY_LATCH, KEY_IDS, KEY_WAKE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("latch", (KEY_LATCH, KEY_IDS, KEY_WAKE,), {"name": self.name})
+        )
 
     def arm(self, count: int, *, ttl: _t.Optional[_rt.Ms] = None) -> _rt.Call[_t.Tuple[bool, int]]:
         """Arms the latch with a new generation of `count` count-downs; refused while one is closed.
@@ -353,14 +366,13 @@ class Latch:
         10,000).
         """
         _args = ARM.encode(count, ttl)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ARM.call(
             [
-                KEY_LATCH.name(ARM.name, _names),
-                KEY_IDS.name(ARM.name, _names),
+                self._keys[KEY_LATCH],
+                self._keys[KEY_IDS],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.UINT),
+            _ARM_REPLY,
         )
 
     def count_down(
@@ -411,15 +423,14 @@ class Latch:
         10,000).
         """
         _args = COUNT_DOWN.encode(id, generation)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return COUNT_DOWN.call(
             [
-                KEY_LATCH.name(COUNT_DOWN.name, _names),
-                KEY_IDS.name(COUNT_DOWN.name, _names),
-                KEY_WAKE.name(COUNT_DOWN.name, _names),
+                self._keys[KEY_LATCH],
+                self._keys[KEY_IDS],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.BOOL)),
+            _COUNT_DOWN_REPLY,
         )
 
     def state(self) -> _rt.Call[_t.Optional[_t.Tuple[int, int, int, int]]]:
@@ -450,13 +461,12 @@ class Latch:
         Complexity: O(1).
         """
         _args = STATE.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return STATE.call(
             [
-                KEY_LATCH.name(STATE.name, _names),
+                self._keys[KEY_LATCH],
             ],
             _args,
-            _rt.opt(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)),
+            _STATE_REPLY,
         )
 
     def wait(
@@ -502,12 +512,11 @@ class Latch:
         Complexity: O(1).
         """
         _args = WAIT.encode(generation)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return WAIT.call(
             [
-                KEY_LATCH.name(WAIT.name, _names),
-                KEY_WAKE.name(WAIT.name, _names),
+                self._keys[KEY_LATCH],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.UINT)),
+            _WAIT_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -61,6 +62,8 @@ wrote becomes a leaderboard.
 The script's contract; call it with `adopt()`.
 """
 
+_ADOPT_REPLY = _rt.tuple_of(_rt.opt(_rt.STR), _rt.UINT)
+
 
 def adopt(
     board: str,
@@ -112,7 +115,7 @@ def adopt(
     Complexity: O(log N + C log L), N = the items, C = `count`, L = the levels.
     """
     _args = ADOPT.encode(cursor, count)
-    return ADOPT.call([board, levels], _args, _rt.tuple_of(_rt.opt(_rt.STR), _rt.UINT))
+    return ADOPT.call([board, levels], _args, _ADOPT_REPLY)
 
 
 AROUND = _rt.Script(
@@ -135,6 +138,8 @@ with their scores and ranks.
 
 The script's contract; call it with `around()`.
 """
+
+_AROUND_REPLY = _rt.list_of(_rt.tuple_of(_rt.BYTES, _rt.FLOAT, _rt.UINT))
 
 
 def around(
@@ -184,7 +189,7 @@ def around(
     Complexity: O(n log N), N = the items.
     """
     _args = AROUND.encode(item, n, policy)
-    return AROUND.call([board, levels], _args, _rt.list_of(_rt.tuple_of(_rt.BYTES, _rt.FLOAT, _rt.UINT)))
+    return AROUND.call([board, levels], _args, _AROUND_REPLY)
 
 
 REMOVE = _rt.Script(
@@ -205,6 +210,8 @@ distinct scores if no item holds it.
 
 The script's contract; call it with `remove()`.
 """
+
+_REMOVE_REPLY = _rt.BOOL
 
 
 def remove(board: str, levels: str, item: _rt.Bytes) -> _rt.Call[bool]:
@@ -235,7 +242,7 @@ def remove(board: str, levels: str, item: _rt.Bytes) -> _rt.Call[bool]:
     Complexity: O(log N), N = the items.
     """
     _args = REMOVE.encode(item)
-    return REMOVE.call([board, levels], _args, _rt.BOOL)
+    return REMOVE.call([board, levels], _args, _REMOVE_REPLY)
 
 
 SET = _rt.Script(
@@ -257,6 +264,8 @@ scores for dense ranks.
 
 The script's contract; call it with `set()`.
 """
+
+_SET_REPLY = _rt.BOOL
 
 
 def set(board: str, levels: str, item: _rt.Bytes, weight: float) -> _rt.Call[bool]:
@@ -292,7 +301,7 @@ def set(board: str, levels: str, item: _rt.Bytes, weight: float) -> _rt.Call[boo
     Complexity: O(log N), N = the items.
     """
     _args = SET.encode(item, weight)
-    return SET.call([board, levels], _args, _rt.BOOL)
+    return SET.call([board, levels], _args, _SET_REPLY)
 
 
 STANDING = _rt.Script(
@@ -313,6 +322,8 @@ several boards at once.
 
 The script's contract; call it with `standing()`.
 """
+
+_STANDING_REPLY = _rt.list_of(_rt.tuple_of(_rt.opt(_rt.FLOAT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.FLOAT), _rt.UINT))
 
 
 def standing(
@@ -360,7 +371,7 @@ def standing(
     Complexity: O(B log N), B = the boards, N = the items of the largest.
     """
     _args = STANDING.encode(item)
-    return STANDING.call([*_rt.many(STANDING, "boards", boards)], _args, _rt.list_of(_rt.tuple_of(_rt.opt(_rt.FLOAT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.FLOAT), _rt.UINT)))
+    return STANDING.call([*_rt.many(STANDING, "boards", boards)], _args, _STANDING_REPLY)
 
 
 UPDATE = _rt.Script(
@@ -382,6 +393,8 @@ distinct scores for dense ranks.
 
 The script's contract; call it with `update()`.
 """
+
+_UPDATE_REPLY = _rt.FLOAT
 
 
 def update(board: str, levels: str, item: _rt.Bytes, change: float) -> _rt.Call[float]:
@@ -420,7 +433,7 @@ def update(board: str, levels: str, item: _rt.Bytes, change: float) -> _rt.Call[
     Complexity: O(log N), N = the items.
     """
     _args = UPDATE.encode(item, change)
-    return UPDATE.call([board, levels], _args, _rt.FLOAT)
+    return UPDATE.call([board, levels], _args, _UPDATE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -433,9 +446,13 @@ class Leaderboard:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("leaderboard", (KEY_BOARD, KEY_LEVELS, KEY_BOARDS_1, KEY_BOARDS_2,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("leaderboard", (KEY_BOARD, KEY_LEVELS, KEY_BOARDS_1, KEY_BOARDS_2,), {"key": self.key})
+        )
 
     def adopt(self, cursor: str, count: int) -> _rt.Call[_t.Tuple[_t.Optional[str], int]]:
         """Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes
@@ -482,14 +499,13 @@ class Leaderboard:
         Complexity: O(log N + C log L), N = the items, C = `count`, L = the levels.
         """
         _args = ADOPT.encode(cursor, count)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return ADOPT.call(
             [
-                KEY_BOARD.name(ADOPT.name, _names),
-                KEY_LEVELS.name(ADOPT.name, _names),
+                self._keys[KEY_BOARD],
+                self._keys[KEY_LEVELS],
             ],
             _args,
-            _rt.tuple_of(_rt.opt(_rt.STR), _rt.UINT),
+            _ADOPT_REPLY,
         )
 
     def around(
@@ -539,14 +555,13 @@ class Leaderboard:
         Complexity: O(n log N), N = the items.
         """
         _args = AROUND.encode(item, n, policy)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return AROUND.call(
             [
-                KEY_BOARD.name(AROUND.name, _names),
-                KEY_LEVELS.name(AROUND.name, _names),
+                self._keys[KEY_BOARD],
+                self._keys[KEY_LEVELS],
             ],
             _args,
-            _rt.list_of(_rt.tuple_of(_rt.BYTES, _rt.FLOAT, _rt.UINT)),
+            _AROUND_REPLY,
         )
 
     def remove(self, item: _rt.Bytes) -> _rt.Call[bool]:
@@ -577,14 +592,13 @@ class Leaderboard:
         Complexity: O(log N), N = the items.
         """
         _args = REMOVE.encode(item)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return REMOVE.call(
             [
-                KEY_BOARD.name(REMOVE.name, _names),
-                KEY_LEVELS.name(REMOVE.name, _names),
+                self._keys[KEY_BOARD],
+                self._keys[KEY_LEVELS],
             ],
             _args,
-            _rt.BOOL,
+            _REMOVE_REPLY,
         )
 
     def set(self, item: _rt.Bytes, weight: float) -> _rt.Call[bool]:
@@ -620,14 +634,13 @@ class Leaderboard:
         Complexity: O(log N), N = the items.
         """
         _args = SET.encode(item, weight)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return SET.call(
             [
-                KEY_BOARD.name(SET.name, _names),
-                KEY_LEVELS.name(SET.name, _names),
+                self._keys[KEY_BOARD],
+                self._keys[KEY_LEVELS],
             ],
             _args,
-            _rt.BOOL,
+            _SET_REPLY,
         )
 
     def standing(
@@ -682,7 +695,7 @@ class Leaderboard:
                 *_rt.rounds(STANDING, (KEY_BOARDS_1, KEY_BOARDS_2), _names, {"key": key}),
             ],
             _args,
-            _rt.list_of(_rt.tuple_of(_rt.opt(_rt.FLOAT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.UINT), _rt.opt(_rt.FLOAT), _rt.UINT)),
+            _STANDING_REPLY,
         )
 
     def update(self, item: _rt.Bytes, change: float) -> _rt.Call[float]:
@@ -721,12 +734,11 @@ class Leaderboard:
         Complexity: O(log N), N = the items.
         """
         _args = UPDATE.encode(item, change)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return UPDATE.call(
             [
-                KEY_BOARD.name(UPDATE.name, _names),
-                KEY_LEVELS.name(UPDATE.name, _names),
+                self._keys[KEY_BOARD],
+                self._keys[KEY_LEVELS],
             ],
             _args,
-            _rt.FLOAT,
+            _UPDATE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -45,6 +46,8 @@ consistent read.
 The script's contract; call it with `get_all()`.
 """
 
+_GET_ALL_REPLY = _rt.list_of(_rt.BYTES)
+
 
 def get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
     """Returns the bytes of every row bitmap of a LogicalMatrix, in one consistent read.
@@ -76,7 +79,7 @@ def get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
     Complexity: O(B), B = the bytes read, at most 1 MiB.
     """
     _args = GET_ALL.encode()
-    return GET_ALL.call([*_rt.many(GET_ALL, "rows", rows)], _args, _rt.list_of(_rt.BYTES))
+    return GET_ALL.call([*_rt.many(GET_ALL, "rows", rows)], _args, _GET_ALL_REPLY)
 
 
 INIT = _rt.Script(
@@ -97,6 +100,8 @@ INIT = _rt.Script(
 
 The script's contract; call it with `init()`.
 """
+
+_INIT_REPLY = _rt.NIL
 
 
 def init(bitmaps: _t.Sequence[str], bits: int, packed: _t.Sequence[_rt.Bytes]) -> _rt.Call[None]:
@@ -142,7 +147,7 @@ def init(bitmaps: _t.Sequence[str], bits: int, packed: _t.Sequence[_rt.Bytes]) -
     Complexity: O(B), B = the bytes written, at most 1 MiB.
     """
     _args = INIT.encode(bits, packed)
-    return INIT.call([*_rt.many(INIT, "bitmaps", bitmaps)], _args, _rt.NIL)
+    return INIT.call([*_rt.many(INIT, "bitmaps", bitmaps)], _args, _INIT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -155,9 +160,13 @@ class LogicalMatrix:
     """
 
     id: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("logical_matrix", (), {"id": self.id})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("logical_matrix", (), {"id": self.id})
+        )
 
     def get_all(self, row: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
         """Returns the bytes of every row bitmap of a LogicalMatrix, in one consistent read.
@@ -194,7 +203,7 @@ class LogicalMatrix:
                 *_rt.rounds(GET_ALL, (KEY_ROWS,), _names, {"row": row}),
             ],
             _args,
-            _rt.list_of(_rt.BYTES),
+            _GET_ALL_REPLY,
         )
 
     def init(
@@ -244,11 +253,10 @@ class LogicalMatrix:
         Complexity: O(B), B = the bytes written, at most 1 MiB.
         """
         _args = INIT.encode(bits, packed)
-        _names: _t.Dict[str, object] = {}
         return INIT.call(
             [
                 *_rt.many(INIT, "bitmaps", bitmaps),
             ],
             _args,
-            _rt.NIL,
+            _INIT_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -51,6 +52,8 @@ exists.
 
 The script's contract; call it with `bitfield_init()`.
 """
+
+_BITFIELD_INIT_REPLY = _rt.NIL
 
 
 def bitfield_init(
@@ -105,7 +108,7 @@ def bitfield_init(
     Complexity: O(B), B = the bytes written, at most 1 MiB.
     """
     _args = BITFIELD_INIT.encode(cell_type, cells, packed)
-    return BITFIELD_INIT.call([*_rt.many(BITFIELD_INIT, "strings", strings)], _args, _rt.NIL)
+    return BITFIELD_INIT.call([*_rt.many(BITFIELD_INIT, "strings", strings)], _args, _BITFIELD_INIT_REPLY)
 
 
 BITMAP_GET_ALL = _rt.Script(
@@ -125,6 +128,8 @@ read.
 
 The script's contract; call it with `bitmap_get_all()`.
 """
+
+_BITMAP_GET_ALL_REPLY = _rt.list_of(_rt.BYTES)
 
 
 def bitmap_get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
@@ -158,7 +163,7 @@ def bitmap_get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
     Complexity: O(B), B = the bytes read, at most 1 MiB.
     """
     _args = BITMAP_GET_ALL.encode()
-    return BITMAP_GET_ALL.call([*_rt.many(BITMAP_GET_ALL, "rows", rows)], _args, _rt.list_of(_rt.BYTES))
+    return BITMAP_GET_ALL.call([*_rt.many(BITMAP_GET_ALL, "rows", rows)], _args, _BITMAP_GET_ALL_REPLY)
 
 
 LIST_GET_ALL = _rt.Script(
@@ -177,6 +182,8 @@ LIST_GET_ALL = _rt.Script(
 
 The script's contract; call it with `list_get_all()`.
 """
+
+_LIST_GET_ALL_REPLY = _rt.list_of(_rt.list_of(_rt.DECIMAL))
 
 
 def list_get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[_t.List[int]]]:
@@ -212,7 +219,7 @@ def list_get_all(rows: _t.Sequence[str]) -> _rt.Call[_t.List[_t.List[int]]]:
     Complexity: O(C), C = the cells read, at most 8,192.
     """
     _args = LIST_GET_ALL.encode()
-    return LIST_GET_ALL.call([*_rt.many(LIST_GET_ALL, "rows", rows)], _args, _rt.list_of(_rt.list_of(_rt.DECIMAL)))
+    return LIST_GET_ALL.call([*_rt.many(LIST_GET_ALL, "rows", rows)], _args, _LIST_GET_ALL_REPLY)
 
 
 LIST_INIT = _rt.Script(
@@ -234,6 +241,8 @@ exists.
 
 The script's contract; call it with `list_init()`.
 """
+
+_LIST_INIT_REPLY = _rt.NIL
 
 
 def list_init(rows: _t.Sequence[str], cols: int, values: _t.Sequence[int]) -> _rt.Call[None]:
@@ -275,7 +284,7 @@ def list_init(rows: _t.Sequence[str], cols: int, values: _t.Sequence[int]) -> _r
     Complexity: O(rows × cols), at most 2,048 cells.
     """
     _args = LIST_INIT.encode(cols, values)
-    return LIST_INIT.call([*_rt.many(LIST_INIT, "rows", rows)], _args, _rt.NIL)
+    return LIST_INIT.call([*_rt.many(LIST_INIT, "rows", rows)], _args, _LIST_INIT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -288,9 +297,13 @@ class Matrix:
     """
 
     id: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("matrix", (), {"id": self.id})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("matrix", (), {"id": self.id})
+        )
 
     def bitfield_init(
         self,
@@ -346,13 +359,12 @@ class Matrix:
         Complexity: O(B), B = the bytes written, at most 1 MiB.
         """
         _args = BITFIELD_INIT.encode(cell_type, cells, packed)
-        _names: _t.Dict[str, object] = {}
         return BITFIELD_INIT.call(
             [
                 *_rt.many(BITFIELD_INIT, "strings", strings),
             ],
             _args,
-            _rt.NIL,
+            _BITFIELD_INIT_REPLY,
         )
 
     def bitmap_get_all(self, row: _t.Sequence[str]) -> _rt.Call[_t.List[bytes]]:
@@ -391,7 +403,7 @@ class Matrix:
                 *_rt.rounds(BITMAP_GET_ALL, (KEY_ROWS,), _names, {"row": row}),
             ],
             _args,
-            _rt.list_of(_rt.BYTES),
+            _BITMAP_GET_ALL_REPLY,
         )
 
     def list_get_all(self, row: _t.Sequence[str]) -> _rt.Call[_t.List[_t.List[int]]]:
@@ -432,7 +444,7 @@ class Matrix:
                 *_rt.rounds(LIST_GET_ALL, (KEY_ROWS,), _names, {"row": row}),
             ],
             _args,
-            _rt.list_of(_rt.list_of(_rt.DECIMAL)),
+            _LIST_GET_ALL_REPLY,
         )
 
     def list_init(
@@ -484,5 +496,5 @@ class Matrix:
                 *_rt.rounds(LIST_INIT, (KEY_ROWS,), _names, {"row": row}),
             ],
             _args,
-            _rt.NIL,
+            _LIST_INIT_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -54,6 +55,8 @@ MINUTE_FRIENDS = _rt.Script(
 The script's contract; call it with `minute_friends()`.
 """
 
+_MINUTE_FRIENDS_REPLY = _rt.list_of(_rt.STR)
+
 
 def minute_friends(friends: str, minutes: _t.Sequence[str]) -> _rt.Call[_t.List[str]]:
     """The friends of a user seen in any of the given minutes (design a).
@@ -86,7 +89,7 @@ def minute_friends(friends: str, minutes: _t.Sequence[str]) -> _rt.Call[_t.List[
     Complexity: O(F × N), F = the friends, N = the minutes.
     """
     _args = MINUTE_FRIENDS.encode()
-    return MINUTE_FRIENDS.call([friends, *_rt.many(MINUTE_FRIENDS, "minutes", minutes)], _args, _rt.list_of(_rt.STR))
+    return MINUTE_FRIENDS.call([friends, *_rt.many(MINUTE_FRIENDS, "minutes", minutes)], _args, _MINUTE_FRIENDS_REPLY)
 
 
 MINUTE_VISIT = _rt.Script(
@@ -108,6 +111,8 @@ set per minute).
 
 The script's contract; call it with `minute_visit()`.
 """
+
+_MINUTE_VISIT_REPLY = _rt.BOOL
 
 
 def minute_visit(minute: str, user: str, expiry: _rt.Ms) -> _rt.Call[bool]:
@@ -146,7 +151,7 @@ def minute_visit(minute: str, user: str, expiry: _rt.Ms) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = MINUTE_VISIT.encode(user, expiry)
-    return MINUTE_VISIT.call([minute], _args, _rt.BOOL)
+    return MINUTE_VISIT.call([minute], _args, _MINUTE_VISIT_REPLY)
 
 
 SEEN_FRIENDS = _rt.Script(
@@ -167,6 +172,8 @@ SEEN_FRIENDS = _rt.Script(
 
 The script's contract; call it with `seen_friends()`.
 """
+
+_SEEN_FRIENDS_REPLY = _rt.list_of(_rt.STR)
 
 
 def seen_friends(friends: str, seen: str, now: int, window: _rt.Ms) -> _rt.Call[_t.List[str]]:
@@ -206,7 +213,7 @@ def seen_friends(friends: str, seen: str, now: int, window: _rt.Ms) -> _rt.Call[
     Complexity: O(F × log N), F = the friends, N = the users remembered. Clock: the caller's `now`.
     """
     _args = SEEN_FRIENDS.encode(now, window)
-    return SEEN_FRIENDS.call([friends, seen], _args, _rt.list_of(_rt.STR))
+    return SEEN_FRIENDS.call([friends, seen], _args, _SEEN_FRIENDS_REPLY)
 
 
 SEEN_VISIT = _rt.Script(
@@ -229,6 +236,8 @@ users not seen for `keep`.
 
 The script's contract; call it with `seen_visit()`.
 """
+
+_SEEN_VISIT_REPLY = _rt.NIL
 
 
 def seen_visit(seen: str, user: str, now: int, keep: _rt.Ms) -> _rt.Call[None]:
@@ -267,7 +276,7 @@ def seen_visit(seen: str, user: str, now: int, keep: _rt.Ms) -> _rt.Call[None]:
     Complexity: O(log N), N = the users remembered. Clock: the caller's `now`.
     """
     _args = SEEN_VISIT.encode(user, now, keep)
-    return SEEN_VISIT.call([seen], _args, _rt.NIL)
+    return SEEN_VISIT.call([seen], _args, _SEEN_VISIT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -280,9 +289,13 @@ class OnlineFriends:
     """
 
     ns: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("online_friends", (KEY_SEEN,), {"ns": self.ns})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("online_friends", (KEY_SEEN,), {"ns": self.ns})
+        )
 
     def minute_friends(self, user: str, minute: _t.Sequence[str]) -> _rt.Call[_t.List[str]]:
         """The friends of a user seen in any of the given minutes (design a).
@@ -321,7 +334,7 @@ class OnlineFriends:
                 *_rt.rounds(MINUTE_FRIENDS, (KEY_MINUTES,), _names, {"minute": minute}),
             ],
             _args,
-            _rt.list_of(_rt.STR),
+            _MINUTE_FRIENDS_REPLY,
         )
 
     def minute_visit(self, minute: str, user: str, expiry: _rt.Ms) -> _rt.Call[bool]:
@@ -366,7 +379,7 @@ class OnlineFriends:
                 KEY_MINUTE.name(MINUTE_VISIT.name, _names),
             ],
             _args,
-            _rt.BOOL,
+            _MINUTE_VISIT_REPLY,
         )
 
     def seen_friends(self, user: str, now: int, window: _rt.Ms) -> _rt.Call[_t.List[str]]:
@@ -411,10 +424,10 @@ class OnlineFriends:
         return SEEN_FRIENDS.call(
             [
                 KEY_FRIENDS.name(SEEN_FRIENDS.name, _names),
-                KEY_SEEN.name(SEEN_FRIENDS.name, _names),
+                self._keys[KEY_SEEN],
             ],
             _args,
-            _rt.list_of(_rt.STR),
+            _SEEN_FRIENDS_REPLY,
         )
 
     def seen_visit(self, user: str, now: int, keep: _rt.Ms) -> _rt.Call[None]:
@@ -452,11 +465,10 @@ class OnlineFriends:
         Complexity: O(log N), N = the users remembered. Clock: the caller's `now`.
         """
         _args = SEEN_VISIT.encode(user, now, keep)
-        _names: _t.Dict[str, object] = {"ns": self.ns}
         return SEEN_VISIT.call(
             [
-                KEY_SEEN.name(SEEN_VISIT.name, _names),
+                self._keys[KEY_SEEN],
             ],
             _args,
-            _rt.NIL,
+            _SEEN_VISIT_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -46,6 +47,8 @@ counts every item ever added.
 The script's contract; call it with `add()`.
 """
 
+_ADD_REPLY = _rt.UINT
+
 
 def add(list: str, added: str, items: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
     """Adds items at the head of a list, the last one newest (the book's `add`), and counts every item
@@ -81,7 +84,7 @@ def add(list: str, added: str, items: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
     Complexity: O(M), M = the items.
     """
     _args = ADD.encode(items)
-    return ADD.call([list, added], _args, _rt.UINT)
+    return ADD.call([list, added], _args, _ADD_REPLY)
 
 
 PAGE = _rt.Script(
@@ -103,6 +106,8 @@ trims at the tail shift.
 
 The script's contract; call it with `page()`.
 """
+
+_PAGE_REPLY = _rt.tuple_of(_rt.UINT, _rt.list_of(_rt.BYTES))
 
 
 def page(
@@ -157,7 +162,7 @@ def page(
     Complexity: O(S + M), S = how far the page is from the nearer end of the list, M = `size`.
     """
     _args = PAGE.encode(cursor, size)
-    return PAGE.call([list, added], _args, _rt.tuple_of(_rt.UINT, _rt.list_of(_rt.BYTES)))
+    return PAGE.call([list, added], _args, _PAGE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -170,9 +175,13 @@ class Pagination:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("pagination", (KEY_LIST, KEY_ADDED,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("pagination", (KEY_LIST, KEY_ADDED,), {"key": self.key})
+        )
 
     def add(self, items: _t.Sequence[_rt.Bytes]) -> _rt.Call[int]:
         """Adds items at the head of a list, the last one newest (the book's `add`), and counts every
@@ -208,14 +217,13 @@ class Pagination:
         Complexity: O(M), M = the items.
         """
         _args = ADD.encode(items)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return ADD.call(
             [
-                KEY_LIST.name(ADD.name, _names),
-                KEY_ADDED.name(ADD.name, _names),
+                self._keys[KEY_LIST],
+                self._keys[KEY_ADDED],
             ],
             _args,
-            _rt.UINT,
+            _ADD_REPLY,
         )
 
     def page(
@@ -269,12 +277,11 @@ class Pagination:
         Complexity: O(S + M), S = how far the page is from the nearer end of the list, M = `size`.
         """
         _args = PAGE.encode(cursor, size)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return PAGE.call(
             [
-                KEY_LIST.name(PAGE.name, _names),
-                KEY_ADDED.name(PAGE.name, _names),
+                self._keys[KEY_LIST],
+                self._keys[KEY_ADDED],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.list_of(_rt.BYTES)),
+            _PAGE_REPLY,
         )

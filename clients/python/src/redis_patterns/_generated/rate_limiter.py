@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -52,6 +53,8 @@ DURATION = _rt.Script(
 The script's contract; call it with `duration()`.
 """
 
+_DURATION_REPLY = _rt.opt(_rt.INT)
+
 
 def duration(counter: str, maximum: int) -> _rt.Call[_t.Optional[int]]:
     """Returns how long until the window resets, only when its limit is reached.
@@ -85,7 +88,7 @@ def duration(counter: str, maximum: int) -> _rt.Call[_t.Optional[int]]:
     Complexity: O(1).
     """
     _args = DURATION.encode(maximum)
-    return DURATION.call([counter], _args, _rt.opt(_rt.INT))
+    return DURATION.call([counter], _args, _DURATION_REPLY)
 
 
 GCRA = _rt.Script(
@@ -109,6 +112,8 @@ per `period`.
 
 The script's contract; call it with `gcra()`.
 """
+
+_GCRA_REPLY = _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT)
 
 
 def gcra(
@@ -164,7 +169,7 @@ def gcra(
     Complexity: O(1). Clock: the server's TIME.
     """
     _args = GCRA.encode(burst, count, period, cost)
-    return GCRA.call([tat], _args, _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT))
+    return GCRA.call([tat], _args, _GCRA_REPLY)
 
 
 IS_PERMITTED = _rt.Script(
@@ -187,6 +192,8 @@ whether they are allowed.
 
 The script's contract; call it with `is_permitted()`.
 """
+
+_IS_PERMITTED_REPLY = _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT)
 
 
 def is_permitted(
@@ -236,7 +243,7 @@ def is_permitted(
     Complexity: O(1).
     """
     _args = IS_PERMITTED.encode(maximum, interval, cost)
-    return IS_PERMITTED.call([counter], _args, _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT))
+    return IS_PERMITTED.call([counter], _args, _IS_PERMITTED_REPLY)
 
 
 SLIDING_WINDOW = _rt.Script(
@@ -259,6 +266,8 @@ exact sliding window.
 
 The script's contract; call it with `sliding_window()`.
 """
+
+_SLIDING_WINDOW_REPLY = _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT)
 
 
 def sliding_window(
@@ -311,7 +320,7 @@ def sliding_window(
     Clock: the server's TIME.
     """
     _args = SLIDING_WINDOW.encode(limit, period, cost)
-    return SLIDING_WINDOW.call([log], _args, _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT))
+    return SLIDING_WINDOW.call([log], _args, _SLIDING_WINDOW_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -328,9 +337,13 @@ class RateLimiter:
     uid: str
     action: str
     prefix: _t.Optional[str] = None
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("rate_limiter", (), {"uid": self.uid, "action": self.action})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("rate_limiter", (), {"uid": self.uid, "action": self.action})
+        )
 
     def duration(self, maximum: int) -> _rt.Call[_t.Optional[int]]:
         """Returns how long until the window resets, only when its limit is reached.
@@ -369,7 +382,7 @@ class RateLimiter:
                 KEY_COUNTER.name(DURATION.name, _names),
             ],
             _args,
-            _rt.opt(_rt.INT),
+            _DURATION_REPLY,
         )
 
     def gcra(
@@ -432,7 +445,7 @@ class RateLimiter:
                 KEY_TAT.name(GCRA.name, _names),
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT),
+            _GCRA_REPLY,
         )
 
     def is_permitted(
@@ -489,7 +502,7 @@ class RateLimiter:
                 KEY_COUNTER.name(IS_PERMITTED.name, _names),
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT),
+            _IS_PERMITTED_REPLY,
         )
 
     def sliding_window(
@@ -549,5 +562,5 @@ class RateLimiter:
                 KEY_LOG.name(SLIDING_WINDOW.name, _names),
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.INT, _rt.INT, _rt.INT),
+            _SLIDING_WINDOW_REPLY,
         )

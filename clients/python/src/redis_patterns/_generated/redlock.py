@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -45,6 +46,8 @@ ACQUIRE = _rt.Script(
 
 The script's contract; call it with `acquire()`.
 """
+
+_ACQUIRE_REPLY = _rt.opt(_rt.INT)
 
 
 def acquire(lock: str, fence: str, token: str, ttl: _rt.Ms) -> _rt.Call[_t.Optional[int]]:
@@ -88,7 +91,7 @@ def acquire(lock: str, fence: str, token: str, ttl: _rt.Ms) -> _rt.Call[_t.Optio
     Complexity: O(1).
     """
     _args = ACQUIRE.encode(token, ttl)
-    return ACQUIRE.call([lock, fence], _args, _rt.opt(_rt.INT))
+    return ACQUIRE.call([lock, fence], _args, _ACQUIRE_REPLY)
 
 
 RAISE = _rt.Script(
@@ -109,6 +112,8 @@ RAISE = _rt.Script(
 
 The script's contract; call it with `raise_()`.
 """
+
+_RAISE_REPLY = _rt.opt(_rt.INT)
 
 
 def raise_(lock: str, fence: str, token: str, floor: int) -> _rt.Call[_t.Optional[int]]:
@@ -146,7 +151,7 @@ def raise_(lock: str, fence: str, token: str, floor: int) -> _rt.Call[_t.Optiona
     Complexity: O(1).
     """
     _args = RAISE.encode(token, floor)
-    return RAISE.call([lock, fence], _args, _rt.opt(_rt.INT))
+    return RAISE.call([lock, fence], _args, _RAISE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -159,9 +164,13 @@ class Redlock:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("redlock", (KEY_LOCK, KEY_FENCE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("redlock", (KEY_LOCK, KEY_FENCE,), {"name": self.name})
+        )
 
     def acquire(self, token: str, ttl: _rt.Ms) -> _rt.Call[_t.Optional[int]]:
         """Takes one server's share of a Redlock: its next fencing number, or nil when held.
@@ -204,14 +213,13 @@ class Redlock:
         Complexity: O(1).
         """
         _args = ACQUIRE.encode(token, ttl)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE.call(
             [
-                KEY_LOCK.name(ACQUIRE.name, _names),
-                KEY_FENCE.name(ACQUIRE.name, _names),
+                self._keys[KEY_LOCK],
+                self._keys[KEY_FENCE],
             ],
             _args,
-            _rt.opt(_rt.INT),
+            _ACQUIRE_REPLY,
         )
 
     def raise_(self, token: str, floor: int) -> _rt.Call[_t.Optional[int]]:
@@ -249,12 +257,11 @@ class Redlock:
         Complexity: O(1).
         """
         _args = RAISE.encode(token, floor)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RAISE.call(
             [
-                KEY_LOCK.name(RAISE.name, _names),
-                KEY_FENCE.name(RAISE.name, _names),
+                self._keys[KEY_LOCK],
+                self._keys[KEY_FENCE],
             ],
             _args,
-            _rt.opt(_rt.INT),
+            _RAISE_REPLY,
         )

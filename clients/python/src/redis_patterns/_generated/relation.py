@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -55,6 +56,8 @@ following again keeps the first time.
 The script's contract; call it with `follow()`.
 """
 
+_FOLLOW_REPLY = _rt.BOOL
+
 
 def follow(following: str, followers: str, user: str, target: str) -> _rt.Call[bool]:
     """Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps
@@ -95,7 +98,7 @@ def follow(following: str, followers: str, user: str, target: str) -> _rt.Call[b
     Complexity: O(log N), N = the larger of the two lists. Clock: the server's TIME.
     """
     _args = FOLLOW.encode(user, target)
-    return FOLLOW.call([following, followers], _args, _rt.BOOL)
+    return FOLLOW.call([following, followers], _args, _FOLLOW_REPLY)
 
 
 MUTUAL = _rt.Script(
@@ -117,6 +120,8 @@ at one moment.
 
 The script's contract; call it with `mutual()`.
 """
+
+_MUTUAL_REPLY = _rt.BOOL
 
 
 def mutual(a_following: str, b_following: str, user: str, other: str) -> _rt.Call[bool]:
@@ -150,7 +155,7 @@ def mutual(a_following: str, b_following: str, user: str, other: str) -> _rt.Cal
     Complexity: O(1).
     """
     _args = MUTUAL.encode(user, other)
-    return MUTUAL.call([a_following, b_following], _args, _rt.BOOL)
+    return MUTUAL.call([a_following, b_following], _args, _MUTUAL_REPLY)
 
 
 UNFOLLOW = _rt.Script(
@@ -172,6 +177,8 @@ UNFOLLOW = _rt.Script(
 
 The script's contract; call it with `unfollow()`.
 """
+
+_UNFOLLOW_REPLY = _rt.BOOL
 
 
 def unfollow(following: str, followers: str, user: str, target: str) -> _rt.Call[bool]:
@@ -205,7 +212,7 @@ def unfollow(following: str, followers: str, user: str, target: str) -> _rt.Call
     Complexity: O(log N), N = the larger of the two lists.
     """
     _args = UNFOLLOW.encode(user, target)
-    return UNFOLLOW.call([following, followers], _args, _rt.BOOL)
+    return UNFOLLOW.call([following, followers], _args, _UNFOLLOW_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -218,9 +225,13 @@ class Relation:
     """
 
     namespace: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("relation", (), {"namespace": self.namespace})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("relation", (), {"namespace": self.namespace})
+        )
 
     def follow(self, user: str, target: str) -> _rt.Call[bool]:
         """Makes `user` follow `target`, on both sides at once (the book's `follow`); following again
@@ -268,7 +279,7 @@ class Relation:
                 KEY_FOLLOWERS.name(FOLLOW.name, _names),
             ],
             _args,
-            _rt.BOOL,
+            _FOLLOW_REPLY,
         )
 
     def mutual(self, user: str, other: str) -> _rt.Call[bool]:
@@ -310,7 +321,7 @@ class Relation:
                 KEY_B_FOLLOWING.name(MUTUAL.name, _names),
             ],
             _args,
-            _rt.BOOL,
+            _MUTUAL_REPLY,
         )
 
     def unfollow(self, user: str, target: str) -> _rt.Call[bool]:
@@ -351,5 +362,5 @@ class Relation:
                 KEY_FOLLOWERS.name(UNFOLLOW.name, _names),
             ],
             _args,
-            _rt.BOOL,
+            _UNFOLLOW_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -63,6 +64,8 @@ it had already.
 
 The script's contract; call it with `ack()`.
 """
+
+_ACK_REPLY = _rt.BOOL
 
 
 def ack(
@@ -122,7 +125,7 @@ def ack(
     Complexity: O(log S + 1000). Clock: the server's TIME.
     """
     _args = ACK.encode(subscription, lease, id, number)
-    return ACK.call([stream, seq, subs, cursors, positions], _args, _rt.BOOL)
+    return ACK.call([stream, seq, subs, cursors, positions], _args, _ACK_REPLY)
 
 
 POLL = _rt.Script(
@@ -145,6 +148,8 @@ wake id, messages).
 
 The script's contract; call it with `poll()`.
 """
+
+_POLL_REPLY = _rt.tuple_of(_rt.UINT, _rt.STR, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.BYTES)))
 
 
 def poll(
@@ -207,7 +212,7 @@ def poll(
     Complexity: O(log S + count). Clock: the server's TIME.
     """
     _args = POLL.encode(subscription, lease, count)
-    return POLL.call([stream, seq, subs, cursors, positions], _args, _rt.tuple_of(_rt.UINT, _rt.STR, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.BYTES))))
+    return POLL.call([stream, seq, subs, cursors, positions], _args, _POLL_REPLY)
 
 
 PUBLISH = _rt.Script(
@@ -228,6 +233,8 @@ PUBLISH = _rt.Script(
 
 The script's contract; call it with `publish()`.
 """
+
+_PUBLISH_REPLY = _rt.tuple_of(_rt.STR, _rt.UINT)
 
 
 def publish(stream: str, seq: str, cap: int, payload: _rt.Bytes) -> _rt.Call[_t.Tuple[str, int]]:
@@ -264,7 +271,7 @@ def publish(stream: str, seq: str, cap: int, payload: _rt.Bytes) -> _rt.Call[_t.
     Complexity: O(1).
     """
     _args = PUBLISH.encode(cap, payload)
-    return PUBLISH.call([stream, seq], _args, _rt.tuple_of(_rt.STR, _rt.UINT))
+    return PUBLISH.call([stream, seq], _args, _PUBLISH_REPLY)
 
 
 SUBSCRIBE = _rt.Script(
@@ -287,6 +294,8 @@ new, and where it reads from.
 
 The script's contract; call it with `subscribe()`.
 """
+
+_SUBSCRIBE_REPLY = _rt.tuple_of(_rt.BOOL, _rt.STR, _rt.UINT)
 
 
 def subscribe(
@@ -346,7 +355,7 @@ def subscribe(
     Complexity: O(log S), S = subscriptions. Clock: the server's TIME.
     """
     _args = SUBSCRIBE.encode(subscription, lease, from_)
-    return SUBSCRIBE.call([stream, seq, subs, cursors, positions], _args, _rt.tuple_of(_rt.BOOL, _rt.STR, _rt.UINT))
+    return SUBSCRIBE.call([stream, seq, subs, cursors, positions], _args, _SUBSCRIBE_REPLY)
 
 
 UNSUBSCRIBE = _rt.Script(
@@ -366,6 +375,8 @@ UNSUBSCRIBE = _rt.Script(
 
 The script's contract; call it with `unsubscribe()`.
 """
+
+_UNSUBSCRIBE_REPLY = _rt.BOOL
 
 
 def unsubscribe(
@@ -411,7 +422,7 @@ def unsubscribe(
     Complexity: O(log S).
     """
     _args = UNSUBSCRIBE.encode(subscription)
-    return UNSUBSCRIBE.call([stream, seq, subs, cursors, positions], _args, _rt.BOOL)
+    return UNSUBSCRIBE.call([stream, seq, subs, cursors, positions], _args, _UNSUBSCRIBE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -424,9 +435,13 @@ class ReliableTopic:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("reliable_topic", (KEY_STREAM, KEY_SEQ, KEY_SUBS, KEY_CURSORS, KEY_POSITIONS,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("reliable_topic", (KEY_STREAM, KEY_SEQ, KEY_SUBS, KEY_CURSORS, KEY_POSITIONS,), {"name": self.name})
+        )
 
     def ack(self, subscription: str, lease: _rt.Ms, id: str, number: int) -> _rt.Call[bool]:
         """Acknowledges the messages up to one the subscription read: true, or false when it had
@@ -477,17 +492,16 @@ class ReliableTopic:
         Complexity: O(log S + 1000). Clock: the server's TIME.
         """
         _args = ACK.encode(subscription, lease, id, number)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACK.call(
             [
-                KEY_STREAM.name(ACK.name, _names),
-                KEY_SEQ.name(ACK.name, _names),
-                KEY_SUBS.name(ACK.name, _names),
-                KEY_CURSORS.name(ACK.name, _names),
-                KEY_POSITIONS.name(ACK.name, _names),
+                self._keys[KEY_STREAM],
+                self._keys[KEY_SEQ],
+                self._keys[KEY_SUBS],
+                self._keys[KEY_CURSORS],
+                self._keys[KEY_POSITIONS],
             ],
             _args,
-            _rt.BOOL,
+            _ACK_REPLY,
         )
 
     def poll(
@@ -547,17 +561,16 @@ class ReliableTopic:
         Complexity: O(log S + count). Clock: the server's TIME.
         """
         _args = POLL.encode(subscription, lease, count)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return POLL.call(
             [
-                KEY_STREAM.name(POLL.name, _names),
-                KEY_SEQ.name(POLL.name, _names),
-                KEY_SUBS.name(POLL.name, _names),
-                KEY_CURSORS.name(POLL.name, _names),
-                KEY_POSITIONS.name(POLL.name, _names),
+                self._keys[KEY_STREAM],
+                self._keys[KEY_SEQ],
+                self._keys[KEY_SUBS],
+                self._keys[KEY_CURSORS],
+                self._keys[KEY_POSITIONS],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.STR, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.BYTES))),
+            _POLL_REPLY,
         )
 
     def publish(self, cap: int, payload: _rt.Bytes) -> _rt.Call[_t.Tuple[str, int]]:
@@ -594,14 +607,13 @@ class ReliableTopic:
         Complexity: O(1).
         """
         _args = PUBLISH.encode(cap, payload)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return PUBLISH.call(
             [
-                KEY_STREAM.name(PUBLISH.name, _names),
-                KEY_SEQ.name(PUBLISH.name, _names),
+                self._keys[KEY_STREAM],
+                self._keys[KEY_SEQ],
             ],
             _args,
-            _rt.tuple_of(_rt.STR, _rt.UINT),
+            _PUBLISH_REPLY,
         )
 
     def subscribe(
@@ -658,17 +670,16 @@ class ReliableTopic:
         Complexity: O(log S), S = subscriptions. Clock: the server's TIME.
         """
         _args = SUBSCRIBE.encode(subscription, lease, from_)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SUBSCRIBE.call(
             [
-                KEY_STREAM.name(SUBSCRIBE.name, _names),
-                KEY_SEQ.name(SUBSCRIBE.name, _names),
-                KEY_SUBS.name(SUBSCRIBE.name, _names),
-                KEY_CURSORS.name(SUBSCRIBE.name, _names),
-                KEY_POSITIONS.name(SUBSCRIBE.name, _names),
+                self._keys[KEY_STREAM],
+                self._keys[KEY_SEQ],
+                self._keys[KEY_SUBS],
+                self._keys[KEY_CURSORS],
+                self._keys[KEY_POSITIONS],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.STR, _rt.UINT),
+            _SUBSCRIBE_REPLY,
         )
 
     def unsubscribe(self, subscription: str) -> _rt.Call[bool]:
@@ -707,15 +718,14 @@ class ReliableTopic:
         Complexity: O(log S).
         """
         _args = UNSUBSCRIBE.encode(subscription)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return UNSUBSCRIBE.call(
             [
-                KEY_STREAM.name(UNSUBSCRIBE.name, _names),
-                KEY_SEQ.name(UNSUBSCRIBE.name, _names),
-                KEY_SUBS.name(UNSUBSCRIBE.name, _names),
-                KEY_CURSORS.name(UNSUBSCRIBE.name, _names),
-                KEY_POSITIONS.name(UNSUBSCRIBE.name, _names),
+                self._keys[KEY_STREAM],
+                self._keys[KEY_SEQ],
+                self._keys[KEY_SUBS],
+                self._keys[KEY_CURSORS],
+                self._keys[KEY_POSITIONS],
             ],
             _args,
-            _rt.BOOL,
+            _UNSUBSCRIBE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -68,6 +69,8 @@ is left.
 The script's contract; call it with `acquire()`.
 """
 
+_ACQUIRE_REPLY = _rt.opt(_rt.STR)
+
 
 def acquire(
     available: str,
@@ -109,7 +112,7 @@ def acquire(
     Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's TIME.
     """
     _args = ACQUIRE.encode(limit)
-    return ACQUIRE.call([available, occupied, leases, holders], _args, _rt.opt(_rt.STR))
+    return ACQUIRE.call([available, occupied, leases, holders], _args, _ACQUIRE_REPLY)
 
 
 ACQUIRE_LEASE = _rt.Script(
@@ -132,6 +135,8 @@ when none is left.
 
 The script's contract; call it with `acquire_lease()`.
 """
+
+_ACQUIRE_LEASE_REPLY = _rt.opt(_rt.STR)
 
 
 def acquire_lease(
@@ -180,7 +185,7 @@ def acquire_lease(
     Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's TIME.
     """
     _args = ACQUIRE_LEASE.encode(ttl, token, limit)
-    return ACQUIRE_LEASE.call([available, occupied, leases, holders], _args, _rt.opt(_rt.STR))
+    return ACQUIRE_LEASE.call([available, occupied, leases, holders], _args, _ACQUIRE_LEASE_REPLY)
 
 
 ASSOCIATE = _rt.Script(
@@ -201,6 +206,8 @@ it.
 
 The script's contract; call it with `associate()`.
 """
+
+_ASSOCIATE_REPLY = _rt.BOOL
 
 
 def associate(available: str, occupied: str, resource: str) -> _rt.Call[bool]:
@@ -233,7 +240,7 @@ def associate(available: str, occupied: str, resource: str) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = ASSOCIATE.encode(resource)
-    return ASSOCIATE.call([available, occupied], _args, _rt.BOOL)
+    return ASSOCIATE.call([available, occupied], _args, _ASSOCIATE_REPLY)
 
 
 DISASSOCIATE = _rt.Script(
@@ -254,6 +261,8 @@ it has one.
 
 The script's contract; call it with `disassociate()`.
 """
+
+_DISASSOCIATE_REPLY = _rt.BOOL
 
 
 def disassociate(
@@ -294,7 +303,7 @@ def disassociate(
     Complexity: O(log N), N = the leases.
     """
     _args = DISASSOCIATE.encode(resource)
-    return DISASSOCIATE.call([available, occupied, leases, holders], _args, _rt.BOOL)
+    return DISASSOCIATE.call([available, occupied, leases, holders], _args, _DISASSOCIATE_REPLY)
 
 
 EXTEND_LEASE = _rt.Script(
@@ -317,6 +326,8 @@ held with `token`.
 
 The script's contract; call it with `extend_lease()`.
 """
+
+_EXTEND_LEASE_REPLY = _rt.BOOL
 
 
 def extend_lease(
@@ -358,7 +369,7 @@ def extend_lease(
     Complexity: O(log N), N = the leases. Clock: the server's TIME.
     """
     _args = EXTEND_LEASE.encode(resource, token, ttl)
-    return EXTEND_LEASE.call([leases, holders], _args, _rt.BOOL)
+    return EXTEND_LEASE.call([leases, holders], _args, _EXTEND_LEASE_REPLY)
 
 
 HAS = _rt.Script(
@@ -378,6 +389,8 @@ HAS = _rt.Script(
 
 The script's contract; call it with `has()`.
 """
+
+_HAS_REPLY = _rt.BOOL
 
 
 def has(available: str, occupied: str, resource: str) -> _rt.Call[bool]:
@@ -409,7 +422,7 @@ def has(available: str, occupied: str, resource: str) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = HAS.encode(resource)
-    return HAS.call([available, occupied], _args, _rt.BOOL)
+    return HAS.call([available, occupied], _args, _HAS_REPLY)
 
 
 RECLAIM = _rt.Script(
@@ -429,6 +442,8 @@ RECLAIM = _rt.Script(
 
 The script's contract; call it with `reclaim()`.
 """
+
+_RECLAIM_REPLY = _rt.UINT
 
 
 def reclaim(available: str, occupied: str, leases: str, holders: str, limit: int) -> _rt.Call[int]:
@@ -465,7 +480,7 @@ def reclaim(available: str, occupied: str, leases: str, holders: str, limit: int
     Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's TIME.
     """
     _args = RECLAIM.encode(limit)
-    return RECLAIM.call([available, occupied, leases, holders], _args, _rt.UINT)
+    return RECLAIM.call([available, occupied, leases, holders], _args, _RECLAIM_REPLY)
 
 
 RELEASE = _rt.Script(
@@ -485,6 +500,8 @@ RELEASE = _rt.Script(
 
 The script's contract; call it with `release()`.
 """
+
+_RELEASE_REPLY = _rt.BOOL
 
 
 def release(available: str, occupied: str, holders: str, resource: str) -> _rt.Call[bool]:
@@ -518,7 +535,7 @@ def release(available: str, occupied: str, holders: str, resource: str) -> _rt.C
     Complexity: O(1).
     """
     _args = RELEASE.encode(resource)
-    return RELEASE.call([available, occupied, holders], _args, _rt.BOOL)
+    return RELEASE.call([available, occupied, holders], _args, _RELEASE_REPLY)
 
 
 RELEASE_LEASE = _rt.Script(
@@ -540,6 +557,8 @@ held with `token`.
 
 The script's contract; call it with `release_lease()`.
 """
+
+_RELEASE_LEASE_REPLY = _rt.BOOL
 
 
 def release_lease(
@@ -584,7 +603,7 @@ def release_lease(
     Complexity: O(log N), N = the leases.
     """
     _args = RELEASE_LEASE.encode(resource, token)
-    return RELEASE_LEASE.call([available, occupied, leases, holders], _args, _rt.BOOL)
+    return RELEASE_LEASE.call([available, occupied, leases, holders], _args, _RELEASE_LEASE_REPLY)
 
 
 TOTAL_COUNT = _rt.Script(
@@ -603,6 +622,8 @@ TOTAL_COUNT = _rt.Script(
 
 The script's contract; call it with `total_count()`.
 """
+
+_TOTAL_COUNT_REPLY = _rt.UINT
 
 
 def total_count(available: str, occupied: str) -> _rt.Call[int]:
@@ -630,7 +651,7 @@ def total_count(available: str, occupied: str) -> _rt.Call[int]:
     Complexity: O(1).
     """
     _args = TOTAL_COUNT.encode()
-    return TOTAL_COUNT.call([available, occupied], _args, _rt.UINT)
+    return TOTAL_COUNT.call([available, occupied], _args, _TOTAL_COUNT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -643,9 +664,13 @@ class ResourcePool:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("resource_pool", (KEY_AVAILABLE, KEY_OCCUPIED, KEY_LEASES, KEY_HOLDERS,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("resource_pool", (KEY_AVAILABLE, KEY_OCCUPIED, KEY_LEASES, KEY_HOLDERS,), {"name": self.name})
+        )
 
     def acquire(self, limit: int) -> _rt.Call[_t.Optional[str]]:
         """Takes an available resource and marks it held, with no lease; nil when none is left.
@@ -680,16 +705,15 @@ class ResourcePool:
         Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's TIME.
         """
         _args = ACQUIRE.encode(limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE.call(
             [
-                KEY_AVAILABLE.name(ACQUIRE.name, _names),
-                KEY_OCCUPIED.name(ACQUIRE.name, _names),
-                KEY_LEASES.name(ACQUIRE.name, _names),
-                KEY_HOLDERS.name(ACQUIRE.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HOLDERS],
             ],
             _args,
-            _rt.opt(_rt.STR),
+            _ACQUIRE_REPLY,
         )
 
     def acquire_lease(self, ttl: _rt.Ms, token: str, limit: int) -> _rt.Call[_t.Optional[str]]:
@@ -729,16 +753,15 @@ class ResourcePool:
         Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's TIME.
         """
         _args = ACQUIRE_LEASE.encode(ttl, token, limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE_LEASE.call(
             [
-                KEY_AVAILABLE.name(ACQUIRE_LEASE.name, _names),
-                KEY_OCCUPIED.name(ACQUIRE_LEASE.name, _names),
-                KEY_LEASES.name(ACQUIRE_LEASE.name, _names),
-                KEY_HOLDERS.name(ACQUIRE_LEASE.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HOLDERS],
             ],
             _args,
-            _rt.opt(_rt.STR),
+            _ACQUIRE_LEASE_REPLY,
         )
 
     def associate(self, resource: str) -> _rt.Call[bool]:
@@ -770,14 +793,13 @@ class ResourcePool:
         Complexity: O(1).
         """
         _args = ASSOCIATE.encode(resource)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ASSOCIATE.call(
             [
-                KEY_AVAILABLE.name(ASSOCIATE.name, _names),
-                KEY_OCCUPIED.name(ASSOCIATE.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
             ],
             _args,
-            _rt.BOOL,
+            _ASSOCIATE_REPLY,
         )
 
     def disassociate(self, resource: str) -> _rt.Call[bool]:
@@ -811,16 +833,15 @@ class ResourcePool:
         Complexity: O(log N), N = the leases.
         """
         _args = DISASSOCIATE.encode(resource)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return DISASSOCIATE.call(
             [
-                KEY_AVAILABLE.name(DISASSOCIATE.name, _names),
-                KEY_OCCUPIED.name(DISASSOCIATE.name, _names),
-                KEY_LEASES.name(DISASSOCIATE.name, _names),
-                KEY_HOLDERS.name(DISASSOCIATE.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HOLDERS],
             ],
             _args,
-            _rt.BOOL,
+            _DISASSOCIATE_REPLY,
         )
 
     def extend_lease(self, resource: str, token: str, ttl: _rt.Ms) -> _rt.Call[bool]:
@@ -855,14 +876,13 @@ class ResourcePool:
         Complexity: O(log N), N = the leases. Clock: the server's TIME.
         """
         _args = EXTEND_LEASE.encode(resource, token, ttl)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return EXTEND_LEASE.call(
             [
-                KEY_LEASES.name(EXTEND_LEASE.name, _names),
-                KEY_HOLDERS.name(EXTEND_LEASE.name, _names),
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HOLDERS],
             ],
             _args,
-            _rt.BOOL,
+            _EXTEND_LEASE_REPLY,
         )
 
     def has(self, resource: str) -> _rt.Call[bool]:
@@ -894,14 +914,13 @@ class ResourcePool:
         Complexity: O(1).
         """
         _args = HAS.encode(resource)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return HAS.call(
             [
-                KEY_AVAILABLE.name(HAS.name, _names),
-                KEY_OCCUPIED.name(HAS.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
             ],
             _args,
-            _rt.BOOL,
+            _HAS_REPLY,
         )
 
     def reclaim(self, limit: int) -> _rt.Call[int]:
@@ -937,16 +956,15 @@ class ResourcePool:
         Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's TIME.
         """
         _args = RECLAIM.encode(limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RECLAIM.call(
             [
-                KEY_AVAILABLE.name(RECLAIM.name, _names),
-                KEY_OCCUPIED.name(RECLAIM.name, _names),
-                KEY_LEASES.name(RECLAIM.name, _names),
-                KEY_HOLDERS.name(RECLAIM.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HOLDERS],
             ],
             _args,
-            _rt.UINT,
+            _RECLAIM_REPLY,
         )
 
     def release(self, resource: str) -> _rt.Call[bool]:
@@ -980,15 +998,14 @@ class ResourcePool:
         Complexity: O(1).
         """
         _args = RELEASE.encode(resource)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RELEASE.call(
             [
-                KEY_AVAILABLE.name(RELEASE.name, _names),
-                KEY_OCCUPIED.name(RELEASE.name, _names),
-                KEY_HOLDERS.name(RELEASE.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
+                self._keys[KEY_HOLDERS],
             ],
             _args,
-            _rt.BOOL,
+            _RELEASE_REPLY,
         )
 
     def release_lease(self, resource: str, token: str) -> _rt.Call[bool]:
@@ -1025,16 +1042,15 @@ class ResourcePool:
         Complexity: O(log N), N = the leases.
         """
         _args = RELEASE_LEASE.encode(resource, token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RELEASE_LEASE.call(
             [
-                KEY_AVAILABLE.name(RELEASE_LEASE.name, _names),
-                KEY_OCCUPIED.name(RELEASE_LEASE.name, _names),
-                KEY_LEASES.name(RELEASE_LEASE.name, _names),
-                KEY_HOLDERS.name(RELEASE_LEASE.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HOLDERS],
             ],
             _args,
-            _rt.BOOL,
+            _RELEASE_LEASE_REPLY,
         )
 
     def total_count(self) -> _rt.Call[int]:
@@ -1062,12 +1078,11 @@ class ResourcePool:
         Complexity: O(1).
         """
         _args = TOTAL_COUNT.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return TOTAL_COUNT.call(
             [
-                KEY_AVAILABLE.name(TOTAL_COUNT.name, _names),
-                KEY_OCCUPIED.name(TOTAL_COUNT.name, _names),
+                self._keys[KEY_AVAILABLE],
+                self._keys[KEY_OCCUPIED],
             ],
             _args,
-            _rt.UINT,
+            _TOTAL_COUNT_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -50,6 +51,8 @@ no other worker gets it until then.
 
 The script's contract; call it with `claim()`.
 """
+
+_CLAIM_REPLY = _rt.tuple_of(_rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT)), _rt.list_of(_rt.STR))
 
 
 def claim(
@@ -93,7 +96,7 @@ def claim(
     server's TIME.
     """
     _args = CLAIM.encode(limit)
-    return CLAIM.call([delays, schedule], _args, _rt.tuple_of(_rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT)), _rt.list_of(_rt.STR)))
+    return CLAIM.call([delays, schedule], _args, _CLAIM_REPLY)
 
 
 SCHEDULE = _rt.Script(
@@ -115,6 +118,8 @@ SCHEDULE = _rt.Script(
 
 The script's contract; call it with `schedule()`.
 """
+
+_SCHEDULE_REPLY = _rt.INT
 
 
 def schedule(delays: str, schedule: str, copy: str, row: str, delay: _rt.Ms) -> _rt.Call[int]:
@@ -155,7 +160,7 @@ def schedule(delays: str, schedule: str, copy: str, row: str, delay: _rt.Ms) -> 
     Complexity: O(log N), N = the rows scheduled. Clock: the server's TIME.
     """
     _args = SCHEDULE.encode(row, delay)
-    return SCHEDULE.call([delays, schedule, copy], _args, _rt.INT)
+    return SCHEDULE.call([delays, schedule, copy], _args, _SCHEDULE_REPLY)
 
 
 STORE = _rt.Script(
@@ -176,6 +181,8 @@ STORE = _rt.Script(
 
 The script's contract; call it with `store()`.
 """
+
+_STORE_REPLY = _rt.BOOL
 
 
 def store(delays: str, copy: str, row: str, content: _rt.Bytes) -> _rt.Call[bool]:
@@ -208,7 +215,7 @@ def store(delays: str, copy: str, row: str, content: _rt.Bytes) -> _rt.Call[bool
     Complexity: O(1), plus the copy's size.
     """
     _args = STORE.encode(row, content)
-    return STORE.call([delays, copy], _args, _rt.BOOL)
+    return STORE.call([delays, copy], _args, _STORE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -221,9 +228,13 @@ class RowCache:
     """
 
     namespace: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("row_cache", (KEY_DELAYS, KEY_SCHEDULE,), {"namespace": self.namespace})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("row_cache", (KEY_DELAYS, KEY_SCHEDULE,), {"namespace": self.namespace})
+        )
 
     def claim(self, limit: int) -> _rt.Call[_t.Tuple[_t.List[_t.Tuple[str, int]], _t.List[str]]]:
         """Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other
@@ -262,14 +273,13 @@ class RowCache:
         server's TIME.
         """
         _args = CLAIM.encode(limit)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace}
         return CLAIM.call(
             [
-                KEY_DELAYS.name(CLAIM.name, _names),
-                KEY_SCHEDULE.name(CLAIM.name, _names),
+                self._keys[KEY_DELAYS],
+                self._keys[KEY_SCHEDULE],
             ],
             _args,
-            _rt.tuple_of(_rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT)), _rt.list_of(_rt.STR)),
+            _CLAIM_REPLY,
         )
 
     def schedule(self, row: str, delay: _rt.Ms) -> _rt.Call[int]:
@@ -313,12 +323,12 @@ class RowCache:
         _names: _t.Dict[str, object] = {"namespace": self.namespace, "row": row}
         return SCHEDULE.call(
             [
-                KEY_DELAYS.name(SCHEDULE.name, _names),
-                KEY_SCHEDULE.name(SCHEDULE.name, _names),
+                self._keys[KEY_DELAYS],
+                self._keys[KEY_SCHEDULE],
                 KEY_COPY.name(SCHEDULE.name, _names),
             ],
             _args,
-            _rt.INT,
+            _SCHEDULE_REPLY,
         )
 
     def store(self, row: str, content: _rt.Bytes) -> _rt.Call[bool]:
@@ -354,9 +364,9 @@ class RowCache:
         _names: _t.Dict[str, object] = {"namespace": self.namespace, "row": row}
         return STORE.call(
             [
-                KEY_DELAYS.name(STORE.name, _names),
+                self._keys[KEY_DELAYS],
                 KEY_COPY.name(STORE.name, _names),
             ],
             _args,
-            _rt.BOOL,
+            _STORE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -69,6 +70,8 @@ ACQUIRE_READ = _rt.Script(
 
 The script's contract; call it with `acquire_read()`.
 """
+
+_ACQUIRE_READ_REPLY = _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT)
 
 
 def acquire_read(
@@ -138,7 +141,7 @@ def acquire_read(
     server's TIME.
     """
     _args = ACQUIRE_READ.encode(token, lease, prefer_readers, limit)
-    return ACQUIRE_READ.call([writer, readers, read_holds, intents, wake], _args, _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT))
+    return ACQUIRE_READ.call([writer, readers, read_holds, intents, wake], _args, _ACQUIRE_READ_REPLY)
 
 
 ACQUIRE_WRITE = _rt.Script(
@@ -162,6 +165,8 @@ or says what to wait on.
 
 The script's contract; call it with `acquire_write()`.
 """
+
+_ACQUIRE_WRITE_REPLY = _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT)
 
 
 def acquire_write(
@@ -236,7 +241,7 @@ def acquire_write(
     server's TIME.
     """
     _args = ACQUIRE_WRITE.encode(token, lease, place_lease, limit)
-    return ACQUIRE_WRITE.call([writer, readers, read_holds, intents, fence, wake], _args, _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT))
+    return ACQUIRE_WRITE.call([writer, readers, read_holds, intents, fence, wake], _args, _ACQUIRE_WRITE_REPLY)
 
 
 DOWNGRADE = _rt.Script(
@@ -258,6 +263,8 @@ in between.
 
 The script's contract; call it with `downgrade()`.
 """
+
+_DOWNGRADE_REPLY = _rt.opt(_rt.UINT)
 
 
 def downgrade(
@@ -307,7 +314,7 @@ def downgrade(
     Complexity: O(log R), R = the read holders. Clock: the server's TIME.
     """
     _args = DOWNGRADE.encode(token, lease)
-    return DOWNGRADE.call([writer, readers, read_holds, wake], _args, _rt.opt(_rt.UINT))
+    return DOWNGRADE.call([writer, readers, read_holds, wake], _args, _DOWNGRADE_REPLY)
 
 
 EXTEND = _rt.Script(
@@ -329,6 +336,8 @@ now.
 
 The script's contract; call it with `extend()`.
 """
+
+_EXTEND_REPLY = _rt.tuple_of(_rt.BOOL, _rt.BOOL)
 
 
 def extend(
@@ -374,7 +383,7 @@ def extend(
     Complexity: O(log R), R = the read holders. Clock: the server's TIME.
     """
     _args = EXTEND.encode(token, lease)
-    return EXTEND.call([writer, readers, read_holds], _args, _rt.tuple_of(_rt.BOOL, _rt.BOOL))
+    return EXTEND.call([writer, readers, read_holds], _args, _EXTEND_REPLY)
 
 
 RELEASE_READ = _rt.Script(
@@ -394,6 +403,8 @@ RELEASE_READ = _rt.Script(
 
 The script's contract; call it with `release_read()`.
 """
+
+_RELEASE_READ_REPLY = _rt.opt(_rt.UINT)
 
 
 def release_read(
@@ -436,7 +447,7 @@ def release_read(
     Complexity: O(log R), R = the read holders. Clock: the server's TIME.
     """
     _args = RELEASE_READ.encode(token)
-    return RELEASE_READ.call([readers, read_holds, wake], _args, _rt.opt(_rt.UINT))
+    return RELEASE_READ.call([readers, read_holds, wake], _args, _RELEASE_READ_REPLY)
 
 
 RELEASE_WRITE = _rt.Script(
@@ -456,6 +467,8 @@ RELEASE_WRITE = _rt.Script(
 
 The script's contract; call it with `release_write()`.
 """
+
+_RELEASE_WRITE_REPLY = _rt.opt(_rt.UINT)
 
 
 def release_write(writer: str, wake: str, token: str) -> _rt.Call[_t.Optional[int]]:
@@ -489,7 +502,7 @@ def release_write(writer: str, wake: str, token: str) -> _rt.Call[_t.Optional[in
     Complexity: O(1).
     """
     _args = RELEASE_WRITE.encode(token)
-    return RELEASE_WRITE.call([writer, wake], _args, _rt.opt(_rt.UINT))
+    return RELEASE_WRITE.call([writer, wake], _args, _RELEASE_WRITE_REPLY)
 
 
 WITHDRAW = _rt.Script(
@@ -510,6 +523,8 @@ in.
 
 The script's contract; call it with `withdraw()`.
 """
+
+_WITHDRAW_REPLY = _rt.BOOL
 
 
 def withdraw(intents: str, wake: str, token: str) -> _rt.Call[bool]:
@@ -542,7 +557,7 @@ def withdraw(intents: str, wake: str, token: str) -> _rt.Call[bool]:
     Complexity: O(log W), W = the waiting writers.
     """
     _args = WITHDRAW.encode(token)
-    return WITHDRAW.call([intents, wake], _args, _rt.BOOL)
+    return WITHDRAW.call([intents, wake], _args, _WITHDRAW_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -555,9 +570,13 @@ class RwLock:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("rw_lock", (KEY_WRITER, KEY_READERS, KEY_READ_HOLDS, KEY_INTENTS, KEY_WAKE, KEY_FENCE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("rw_lock", (KEY_WRITER, KEY_READERS, KEY_READ_HOLDS, KEY_INTENTS, KEY_WAKE, KEY_FENCE,), {"name": self.name})
+        )
 
     def acquire_read(
         self,
@@ -621,17 +640,16 @@ class RwLock:
         server's TIME.
         """
         _args = ACQUIRE_READ.encode(token, lease, prefer_readers, limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE_READ.call(
             [
-                KEY_WRITER.name(ACQUIRE_READ.name, _names),
-                KEY_READERS.name(ACQUIRE_READ.name, _names),
-                KEY_READ_HOLDS.name(ACQUIRE_READ.name, _names),
-                KEY_INTENTS.name(ACQUIRE_READ.name, _names),
-                KEY_WAKE.name(ACQUIRE_READ.name, _names),
+                self._keys[KEY_WRITER],
+                self._keys[KEY_READERS],
+                self._keys[KEY_READ_HOLDS],
+                self._keys[KEY_INTENTS],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT),
+            _ACQUIRE_READ_REPLY,
         )
 
     def acquire_write(
@@ -699,18 +717,17 @@ class RwLock:
         server's TIME.
         """
         _args = ACQUIRE_WRITE.encode(token, lease, place_lease, limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE_WRITE.call(
             [
-                KEY_WRITER.name(ACQUIRE_WRITE.name, _names),
-                KEY_READERS.name(ACQUIRE_WRITE.name, _names),
-                KEY_READ_HOLDS.name(ACQUIRE_WRITE.name, _names),
-                KEY_INTENTS.name(ACQUIRE_WRITE.name, _names),
-                KEY_FENCE.name(ACQUIRE_WRITE.name, _names),
-                KEY_WAKE.name(ACQUIRE_WRITE.name, _names),
+                self._keys[KEY_WRITER],
+                self._keys[KEY_READERS],
+                self._keys[KEY_READ_HOLDS],
+                self._keys[KEY_INTENTS],
+                self._keys[KEY_FENCE],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT),
+            _ACQUIRE_WRITE_REPLY,
         )
 
     def downgrade(self, token: str, lease: _rt.Ms) -> _rt.Call[_t.Optional[int]]:
@@ -752,16 +769,15 @@ class RwLock:
         Complexity: O(log R), R = the read holders. Clock: the server's TIME.
         """
         _args = DOWNGRADE.encode(token, lease)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return DOWNGRADE.call(
             [
-                KEY_WRITER.name(DOWNGRADE.name, _names),
-                KEY_READERS.name(DOWNGRADE.name, _names),
-                KEY_READ_HOLDS.name(DOWNGRADE.name, _names),
-                KEY_WAKE.name(DOWNGRADE.name, _names),
+                self._keys[KEY_WRITER],
+                self._keys[KEY_READERS],
+                self._keys[KEY_READ_HOLDS],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.UINT),
+            _DOWNGRADE_REPLY,
         )
 
     def extend(self, token: str, lease: _rt.Ms) -> _rt.Call[_t.Tuple[bool, bool]]:
@@ -799,15 +815,14 @@ class RwLock:
         Complexity: O(log R), R = the read holders. Clock: the server's TIME.
         """
         _args = EXTEND.encode(token, lease)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return EXTEND.call(
             [
-                KEY_WRITER.name(EXTEND.name, _names),
-                KEY_READERS.name(EXTEND.name, _names),
-                KEY_READ_HOLDS.name(EXTEND.name, _names),
+                self._keys[KEY_WRITER],
+                self._keys[KEY_READERS],
+                self._keys[KEY_READ_HOLDS],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.BOOL),
+            _EXTEND_REPLY,
         )
 
     def release_read(self, token: str) -> _rt.Call[_t.Optional[int]]:
@@ -843,15 +858,14 @@ class RwLock:
         Complexity: O(log R), R = the read holders. Clock: the server's TIME.
         """
         _args = RELEASE_READ.encode(token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RELEASE_READ.call(
             [
-                KEY_READERS.name(RELEASE_READ.name, _names),
-                KEY_READ_HOLDS.name(RELEASE_READ.name, _names),
-                KEY_WAKE.name(RELEASE_READ.name, _names),
+                self._keys[KEY_READERS],
+                self._keys[KEY_READ_HOLDS],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.UINT),
+            _RELEASE_READ_REPLY,
         )
 
     def release_write(self, token: str) -> _rt.Call[_t.Optional[int]]:
@@ -885,14 +899,13 @@ class RwLock:
         Complexity: O(1).
         """
         _args = RELEASE_WRITE.encode(token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RELEASE_WRITE.call(
             [
-                KEY_WRITER.name(RELEASE_WRITE.name, _names),
-                KEY_WAKE.name(RELEASE_WRITE.name, _names),
+                self._keys[KEY_WRITER],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.UINT),
+            _RELEASE_WRITE_REPLY,
         )
 
     def withdraw(self, token: str) -> _rt.Call[bool]:
@@ -924,12 +937,11 @@ class RwLock:
         Complexity: O(log W), W = the waiting writers.
         """
         _args = WITHDRAW.encode(token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return WITHDRAW.call(
             [
-                KEY_INTENTS.name(WITHDRAW.name, _names),
-                KEY_WAKE.name(WITHDRAW.name, _names),
+                self._keys[KEY_INTENTS],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.BOOL,
+            _WITHDRAW_REPLY,
         )

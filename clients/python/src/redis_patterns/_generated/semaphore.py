@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -67,6 +68,8 @@ asking again.
 
 The script's contract; call it with `acquire()`.
 """
+
+_ACQUIRE_REPLY = _rt.tuple_of(_rt.opt(_rt.UINT), _rt.STR, _rt.UINT)
 
 
 def acquire(
@@ -146,7 +149,7 @@ def acquire(
     Complexity: O(M × log N), N = the holdings and waiters, M = `limit`. Clock: the server's TIME.
     """
     _args = ACQUIRE.encode(token, n, lease, place, limit)
-    return ACQUIRE.call([state, leases, held, queue, places, wake], _args, _rt.tuple_of(_rt.opt(_rt.UINT), _rt.STR, _rt.UINT))
+    return ACQUIRE.call([state, leases, held, queue, places, wake], _args, _ACQUIRE_REPLY)
 
 
 EXTEND = _rt.Script(
@@ -167,6 +170,8 @@ EXTEND = _rt.Script(
 
 The script's contract; call it with `extend()`.
 """
+
+_EXTEND_REPLY = _rt.opt(_rt.UINT)
 
 
 def extend(
@@ -214,7 +219,7 @@ def extend(
     Complexity: O(log N), N = the holdings. Clock: the server's TIME.
     """
     _args = EXTEND.encode(token, lease)
-    return EXTEND.call([state, leases, held, wake], _args, _rt.opt(_rt.UINT))
+    return EXTEND.call([state, leases, held, wake], _args, _EXTEND_REPLY)
 
 
 RELEASE = _rt.Script(
@@ -234,6 +239,8 @@ RELEASE = _rt.Script(
 
 The script's contract; call it with `release()`.
 """
+
+_RELEASE_REPLY = _rt.UINT
 
 
 def release(
@@ -284,7 +291,7 @@ def release(
     Complexity: O(log N), N = the holdings and waiters. Clock: the server's TIME.
     """
     _args = RELEASE.encode(token)
-    return RELEASE.call([state, leases, held, queue, places, wake], _args, _rt.UINT)
+    return RELEASE.call([state, leases, held, queue, places, wake], _args, _RELEASE_REPLY)
 
 
 SET_CAPACITY = _rt.Script(
@@ -304,6 +311,8 @@ SET_CAPACITY = _rt.Script(
 
 The script's contract; call it with `set_capacity()`.
 """
+
+_SET_CAPACITY_REPLY = _rt.opt(_rt.UINT)
 
 
 def set_capacity(state: str, wake: str, capacity: int) -> _rt.Call[_t.Optional[int]]:
@@ -340,7 +349,7 @@ def set_capacity(state: str, wake: str, capacity: int) -> _rt.Call[_t.Optional[i
     Complexity: O(1).
     """
     _args = SET_CAPACITY.encode(capacity)
-    return SET_CAPACITY.call([state, wake], _args, _rt.opt(_rt.UINT))
+    return SET_CAPACITY.call([state, wake], _args, _SET_CAPACITY_REPLY)
 
 
 STATE = _rt.Script(
@@ -360,6 +369,8 @@ holdings, waiters.
 
 The script's contract; call it with `state()`.
 """
+
+_STATE_REPLY = _rt.tuple_of(_rt.opt(_rt.UINT), _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)
 
 
 def state(
@@ -403,7 +414,7 @@ def state(
     Complexity: O(N), N = the holdings, at most 1,000. Clock: the server's TIME.
     """
     _args = STATE.encode()
-    return STATE.call([state, leases, held, places], _args, _rt.tuple_of(_rt.opt(_rt.UINT), _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT))
+    return STATE.call([state, leases, held, places], _args, _STATE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -416,9 +427,13 @@ class Semaphore:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("semaphore", (KEY_STATE, KEY_LEASES, KEY_HELD, KEY_QUEUE, KEY_PLACES, KEY_WAKE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("semaphore", (KEY_STATE, KEY_LEASES, KEY_HELD, KEY_QUEUE, KEY_PLACES, KEY_WAKE,), {"name": self.name})
+        )
 
     def acquire(
         self,
@@ -495,18 +510,17 @@ class Semaphore:
         TIME.
         """
         _args = ACQUIRE.encode(token, n, lease, place, limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACQUIRE.call(
             [
-                KEY_STATE.name(ACQUIRE.name, _names),
-                KEY_LEASES.name(ACQUIRE.name, _names),
-                KEY_HELD.name(ACQUIRE.name, _names),
-                KEY_QUEUE.name(ACQUIRE.name, _names),
-                KEY_PLACES.name(ACQUIRE.name, _names),
-                KEY_WAKE.name(ACQUIRE.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HELD],
+                self._keys[KEY_QUEUE],
+                self._keys[KEY_PLACES],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.opt(_rt.UINT), _rt.STR, _rt.UINT),
+            _ACQUIRE_REPLY,
         )
 
     def extend(self, token: str, lease: _rt.Ms) -> _rt.Call[_t.Optional[int]]:
@@ -547,16 +561,15 @@ class Semaphore:
         Complexity: O(log N), N = the holdings. Clock: the server's TIME.
         """
         _args = EXTEND.encode(token, lease)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return EXTEND.call(
             [
-                KEY_STATE.name(EXTEND.name, _names),
-                KEY_LEASES.name(EXTEND.name, _names),
-                KEY_HELD.name(EXTEND.name, _names),
-                KEY_WAKE.name(EXTEND.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HELD],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.UINT),
+            _EXTEND_REPLY,
         )
 
     def release(self, token: str) -> _rt.Call[int]:
@@ -598,18 +611,17 @@ class Semaphore:
         Complexity: O(log N), N = the holdings and waiters. Clock: the server's TIME.
         """
         _args = RELEASE.encode(token)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RELEASE.call(
             [
-                KEY_STATE.name(RELEASE.name, _names),
-                KEY_LEASES.name(RELEASE.name, _names),
-                KEY_HELD.name(RELEASE.name, _names),
-                KEY_QUEUE.name(RELEASE.name, _names),
-                KEY_PLACES.name(RELEASE.name, _names),
-                KEY_WAKE.name(RELEASE.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HELD],
+                self._keys[KEY_QUEUE],
+                self._keys[KEY_PLACES],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.UINT,
+            _RELEASE_REPLY,
         )
 
     def set_capacity(self, capacity: int) -> _rt.Call[_t.Optional[int]]:
@@ -646,14 +658,13 @@ class Semaphore:
         Complexity: O(1).
         """
         _args = SET_CAPACITY.encode(capacity)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SET_CAPACITY.call(
             [
-                KEY_STATE.name(SET_CAPACITY.name, _names),
-                KEY_WAKE.name(SET_CAPACITY.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_WAKE],
             ],
             _args,
-            _rt.opt(_rt.UINT),
+            _SET_CAPACITY_REPLY,
         )
 
     def state(self) -> _rt.Call[_t.Tuple[_t.Optional[int], int, int, int, int, int]]:
@@ -692,14 +703,13 @@ class Semaphore:
         Complexity: O(N), N = the holdings, at most 1,000. Clock: the server's TIME.
         """
         _args = STATE.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return STATE.call(
             [
-                KEY_STATE.name(STATE.name, _names),
-                KEY_LEASES.name(STATE.name, _names),
-                KEY_HELD.name(STATE.name, _names),
-                KEY_PLACES.name(STATE.name, _names),
+                self._keys[KEY_STATE],
+                self._keys[KEY_LEASES],
+                self._keys[KEY_HELD],
+                self._keys[KEY_PLACES],
             ],
             _args,
-            _rt.tuple_of(_rt.opt(_rt.UINT), _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT),
+            _STATE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -55,6 +56,8 @@ holds more than `cap` sessions.
 
 The script's contract; call it with `create()`.
 """
+
+_CREATE_REPLY = _rt.list_of(_rt.STR)
 
 
 def create(
@@ -117,7 +120,7 @@ def create(
     Clock: the server's TIME.
     """
     _args = CREATE.encode(token, ttl, cap)
-    return CREATE.call([sessions, records], _args, _rt.list_of(_rt.STR))
+    return CREATE.call([sessions, records], _args, _CREATE_REPLY)
 
 
 END = _rt.Script(
@@ -138,6 +141,8 @@ all.
 
 The script's contract; call it with `end()`.
 """
+
+_END_REPLY = _rt.UINT
 
 
 def end(sessions: str, records: str, ids: _t.Sequence[str]) -> _rt.Call[int]:
@@ -175,7 +180,7 @@ def end(sessions: str, records: str, ids: _t.Sequence[str]) -> _rt.Call[int]:
     sessions. Clock: the server's TIME.
     """
     _args = END.encode(ids)
-    return END.call([sessions, records], _args, _rt.UINT)
+    return END.call([sessions, records], _args, _END_REPLY)
 
 
 LIST = _rt.Script(
@@ -194,6 +199,8 @@ LIST = _rt.Script(
 
 The script's contract; call it with `list()`.
 """
+
+_LIST_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT))
 
 
 def list(sessions: str) -> _rt.Call[_t.List[_t.Tuple[str, int]]]:
@@ -224,7 +231,7 @@ def list(sessions: str) -> _rt.Call[_t.List[_t.Tuple[str, int]]]:
     Clock: the server's TIME.
     """
     _args = LIST.encode()
-    return LIST.call([sessions], _args, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT)))
+    return LIST.call([sessions], _args, _LIST_REPLY)
 
 
 SET = _rt.Script(
@@ -246,6 +253,8 @@ session.
 
 The script's contract; call it with `set()`.
 """
+
+_SET_REPLY = _rt.STR
 
 
 def set(sessions: str, records: str, token: str, fields: _t.Sequence[_rt.Bytes]) -> _rt.Call[str]:
@@ -290,7 +299,7 @@ def set(sessions: str, records: str, token: str, fields: _t.Sequence[_rt.Bytes])
     the data's fields. Clock: the server's TIME.
     """
     _args = SET.encode(token, fields)
-    return SET.call([sessions, records], _args, _rt.STR)
+    return SET.call([sessions, records], _args, _SET_REPLY)
 
 
 UNSET = _rt.Script(
@@ -311,6 +320,8 @@ UNSET = _rt.Script(
 
 The script's contract; call it with `unset()`.
 """
+
+_UNSET_REPLY = _rt.STR
 
 
 def unset(sessions: str, records: str, token: str, names: _t.Sequence[_rt.Bytes]) -> _rt.Call[str]:
@@ -347,7 +358,7 @@ def unset(sessions: str, records: str, token: str, names: _t.Sequence[_rt.Bytes]
     the data's fields. Clock: the server's TIME.
     """
     _args = UNSET.encode(token, names)
-    return UNSET.call([sessions, records], _args, _rt.STR)
+    return UNSET.call([sessions, records], _args, _UNSET_REPLY)
 
 
 VALIDATE = _rt.Script(
@@ -370,6 +381,8 @@ and can return its data.
 
 The script's contract; call it with `validate()`.
 """
+
+_VALIDATE_REPLY = _rt.tuple_of(_rt.STR, _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.BYTES)))
 
 
 def validate(
@@ -427,7 +440,7 @@ def validate(
     the data's fields. Clock: the server's TIME.
     """
     _args = VALIDATE.encode(token, slide, data)
-    return VALIDATE.call([sessions, records], _args, _rt.tuple_of(_rt.STR, _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.BYTES))))
+    return VALIDATE.call([sessions, records], _args, _VALIDATE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -441,9 +454,13 @@ class Session:
 
     namespace: str
     uid: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("session", (KEY_SESSIONS, KEY_RECORDS,), {"namespace": self.namespace, "uid": self.uid})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("session", (KEY_SESSIONS, KEY_RECORDS,), {"namespace": self.namespace, "uid": self.uid})
+        )
 
     def create(
         self,
@@ -505,14 +522,13 @@ class Session:
         sessions. Clock: the server's TIME.
         """
         _args = CREATE.encode(token, ttl, cap)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace, "uid": self.uid}
         return CREATE.call(
             [
-                KEY_SESSIONS.name(CREATE.name, _names),
-                KEY_RECORDS.name(CREATE.name, _names),
+                self._keys[KEY_SESSIONS],
+                self._keys[KEY_RECORDS],
             ],
             _args,
-            _rt.list_of(_rt.STR),
+            _CREATE_REPLY,
         )
 
     def end(self, ids: _t.Sequence[str]) -> _rt.Call[int]:
@@ -549,14 +565,13 @@ class Session:
         user's sessions. Clock: the server's TIME.
         """
         _args = END.encode(ids)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace, "uid": self.uid}
         return END.call(
             [
-                KEY_SESSIONS.name(END.name, _names),
-                KEY_RECORDS.name(END.name, _names),
+                self._keys[KEY_SESSIONS],
+                self._keys[KEY_RECORDS],
             ],
             _args,
-            _rt.UINT,
+            _END_REPLY,
         )
 
     def list(self) -> _rt.Call[_t.List[_t.Tuple[str, int]]]:
@@ -588,13 +603,12 @@ class Session:
         Clock: the server's TIME.
         """
         _args = LIST.encode()
-        _names: _t.Dict[str, object] = {"namespace": self.namespace, "uid": self.uid}
         return LIST.call(
             [
-                KEY_SESSIONS.name(LIST.name, _names),
+                self._keys[KEY_SESSIONS],
             ],
             _args,
-            _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT)),
+            _LIST_REPLY,
         )
 
     def set(self, token: str, fields: _t.Sequence[_rt.Bytes]) -> _rt.Call[str]:
@@ -638,14 +652,13 @@ class Session:
         F = the data's fields. Clock: the server's TIME.
         """
         _args = SET.encode(token, fields)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace, "uid": self.uid}
         return SET.call(
             [
-                KEY_SESSIONS.name(SET.name, _names),
-                KEY_RECORDS.name(SET.name, _names),
+                self._keys[KEY_SESSIONS],
+                self._keys[KEY_RECORDS],
             ],
             _args,
-            _rt.STR,
+            _SET_REPLY,
         )
 
     def unset(self, token: str, names: _t.Sequence[_rt.Bytes]) -> _rt.Call[str]:
@@ -681,14 +694,13 @@ class Session:
         F = the data's fields. Clock: the server's TIME.
         """
         _args = UNSET.encode(token, names)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace, "uid": self.uid}
         return UNSET.call(
             [
-                KEY_SESSIONS.name(UNSET.name, _names),
-                KEY_RECORDS.name(UNSET.name, _names),
+                self._keys[KEY_SESSIONS],
+                self._keys[KEY_RECORDS],
             ],
             _args,
-            _rt.STR,
+            _UNSET_REPLY,
         )
 
     def validate(
@@ -744,12 +756,11 @@ class Session:
         F = the data's fields. Clock: the server's TIME.
         """
         _args = VALIDATE.encode(token, slide, data)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace, "uid": self.uid}
         return VALIDATE.call(
             [
-                KEY_SESSIONS.name(VALIDATE.name, _names),
-                KEY_RECORDS.name(VALIDATE.name, _names),
+                self._keys[KEY_SESSIONS],
+                self._keys[KEY_RECORDS],
             ],
             _args,
-            _rt.tuple_of(_rt.STR, _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.BYTES))),
+            _VALIDATE_REPLY,
         )

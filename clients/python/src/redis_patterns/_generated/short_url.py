@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -68,6 +69,8 @@ CLAIM = _rt.Script(
 The script's contract; call it with `claim()`.
 """
 
+_CLAIM_REPLY = _rt.BOOL
+
 
 def claim(
     links: str,
@@ -122,7 +125,7 @@ def claim(
     Complexity: O(log N), N = the links with an expiry. Clock: the server's TIME.
     """
     _args = CLAIM.encode(slug, url, ttl, max_visits)
-    return CLAIM.call([links, expiries, limits, visits], _args, _rt.BOOL)
+    return CLAIM.call([links, expiries, limits, visits], _args, _CLAIM_REPLY)
 
 
 PURGE = _rt.Script(
@@ -143,6 +146,8 @@ deleted.
 
 The script's contract; call it with `purge()`.
 """
+
+_PURGE_REPLY = _rt.UINT
 
 
 def purge(
@@ -185,7 +190,7 @@ def purge(
     Complexity: O(M × log N), N = the links with an expiry, M = `limit`. Clock: the server's TIME.
     """
     _args = PURGE.encode(limit)
-    return PURGE.call([links, cache, expiries, limits, visits], _args, _rt.UINT)
+    return PURGE.call([links, cache, expiries, limits, visits], _args, _PURGE_REPLY)
 
 
 RESTORE = _rt.Script(
@@ -206,6 +211,8 @@ RESTORE = _rt.Script(
 
 The script's contract; call it with `restore()`.
 """
+
+_RESTORE_REPLY = _rt.opt(_rt.STR)
 
 
 def restore(
@@ -250,7 +257,7 @@ def restore(
     Complexity: O(log N), N = the links with an expiry. Clock: the server's TIME.
     """
     _args = RESTORE.encode(id)
-    return RESTORE.call([links, expiries, limits, visits], _args, _rt.opt(_rt.STR))
+    return RESTORE.call([links, expiries, limits, visits], _args, _RESTORE_REPLY)
 
 
 SHORTEN = _rt.Script(
@@ -273,6 +280,8 @@ SHORTEN = _rt.Script(
 
 The script's contract; call it with `shorten()`.
 """
+
+_SHORTEN_REPLY = _rt.STR
 
 
 def shorten(
@@ -328,7 +337,7 @@ def shorten(
     (at most 1000). Clock: the server's TIME.
     """
     _args = SHORTEN.encode(url, ttl, max_visits)
-    return SHORTEN.call([counter, links, expiries, limits], _args, _rt.STR)
+    return SHORTEN.call([counter, links, expiries, limits], _args, _SHORTEN_REPLY)
 
 
 SHORTEN_CACHED = _rt.Script(
@@ -349,6 +358,8 @@ book's `UrlShortyWithCache.shorten`).
 
 The script's contract; call it with `shorten_cached()`.
 """
+
+_SHORTEN_CACHED_REPLY = _rt.STR
 
 
 def shorten_cached(counter: str, links: str, cache: str, url: str) -> _rt.Call[str]:
@@ -389,7 +400,7 @@ def shorten_cached(counter: str, links: str, cache: str, url: str) -> _rt.Call[s
     Complexity: O(1 + S), S = custom slugs that hold the next ids (at most 1000).
     """
     _args = SHORTEN_CACHED.encode(url)
-    return SHORTEN_CACHED.call([counter, links, cache], _args, _rt.STR)
+    return SHORTEN_CACHED.call([counter, links, cache], _args, _SHORTEN_CACHED_REPLY)
 
 
 VISIT = _rt.Script(
@@ -410,6 +421,8 @@ has expired or is used up.
 
 The script's contract; call it with `visit()`.
 """
+
+_VISIT_REPLY = _rt.opt(_rt.STR)
 
 
 def visit(
@@ -457,7 +470,7 @@ def visit(
     Complexity: O(log N), N = the links with an expiry. Clock: the server's TIME.
     """
     _args = VISIT.encode(id)
-    return VISIT.call([links, expiries, limits, visits], _args, _rt.opt(_rt.STR))
+    return VISIT.call([links, expiries, limits, visits], _args, _VISIT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -470,9 +483,13 @@ class ShortUrl:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("short_url", (KEY_LINKS, KEY_EXPIRIES, KEY_LIMITS, KEY_VISITS, KEY_CACHE, KEY_COUNTER,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("short_url", (KEY_LINKS, KEY_EXPIRIES, KEY_LIMITS, KEY_VISITS, KEY_CACHE, KEY_COUNTER,), {"name": self.name})
+        )
 
     def claim(
         self,
@@ -524,16 +541,15 @@ class ShortUrl:
         Complexity: O(log N), N = the links with an expiry. Clock: the server's TIME.
         """
         _args = CLAIM.encode(slug, url, ttl, max_visits)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return CLAIM.call(
             [
-                KEY_LINKS.name(CLAIM.name, _names),
-                KEY_EXPIRIES.name(CLAIM.name, _names),
-                KEY_LIMITS.name(CLAIM.name, _names),
-                KEY_VISITS.name(CLAIM.name, _names),
+                self._keys[KEY_LINKS],
+                self._keys[KEY_EXPIRIES],
+                self._keys[KEY_LIMITS],
+                self._keys[KEY_VISITS],
             ],
             _args,
-            _rt.BOOL,
+            _CLAIM_REPLY,
         )
 
     def purge(self, limit: int) -> _rt.Call[int]:
@@ -569,17 +585,16 @@ class ShortUrl:
         TIME.
         """
         _args = PURGE.encode(limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return PURGE.call(
             [
-                KEY_LINKS.name(PURGE.name, _names),
-                KEY_CACHE.name(PURGE.name, _names),
-                KEY_EXPIRIES.name(PURGE.name, _names),
-                KEY_LIMITS.name(PURGE.name, _names),
-                KEY_VISITS.name(PURGE.name, _names),
+                self._keys[KEY_LINKS],
+                self._keys[KEY_CACHE],
+                self._keys[KEY_EXPIRIES],
+                self._keys[KEY_LIMITS],
+                self._keys[KEY_VISITS],
             ],
             _args,
-            _rt.UINT,
+            _PURGE_REPLY,
         )
 
     def restore(self, id: str) -> _rt.Call[_t.Optional[str]]:
@@ -617,16 +632,15 @@ class ShortUrl:
         Complexity: O(log N), N = the links with an expiry. Clock: the server's TIME.
         """
         _args = RESTORE.encode(id)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RESTORE.call(
             [
-                KEY_LINKS.name(RESTORE.name, _names),
-                KEY_EXPIRIES.name(RESTORE.name, _names),
-                KEY_LIMITS.name(RESTORE.name, _names),
-                KEY_VISITS.name(RESTORE.name, _names),
+                self._keys[KEY_LINKS],
+                self._keys[KEY_EXPIRIES],
+                self._keys[KEY_LIMITS],
+                self._keys[KEY_VISITS],
             ],
             _args,
-            _rt.opt(_rt.STR),
+            _RESTORE_REPLY,
         )
 
     def shorten(
@@ -679,16 +693,15 @@ class ShortUrl:
         ids (at most 1000). Clock: the server's TIME.
         """
         _args = SHORTEN.encode(url, ttl, max_visits)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SHORTEN.call(
             [
-                KEY_COUNTER.name(SHORTEN.name, _names),
-                KEY_LINKS.name(SHORTEN.name, _names),
-                KEY_EXPIRIES.name(SHORTEN.name, _names),
-                KEY_LIMITS.name(SHORTEN.name, _names),
+                self._keys[KEY_COUNTER],
+                self._keys[KEY_LINKS],
+                self._keys[KEY_EXPIRIES],
+                self._keys[KEY_LIMITS],
             ],
             _args,
-            _rt.STR,
+            _SHORTEN_REPLY,
         )
 
     def shorten_cached(self, url: str) -> _rt.Call[str]:
@@ -729,15 +742,14 @@ class ShortUrl:
         Complexity: O(1 + S), S = custom slugs that hold the next ids (at most 1000).
         """
         _args = SHORTEN_CACHED.encode(url)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SHORTEN_CACHED.call(
             [
-                KEY_COUNTER.name(SHORTEN_CACHED.name, _names),
-                KEY_LINKS.name(SHORTEN_CACHED.name, _names),
-                KEY_CACHE.name(SHORTEN_CACHED.name, _names),
+                self._keys[KEY_COUNTER],
+                self._keys[KEY_LINKS],
+                self._keys[KEY_CACHE],
             ],
             _args,
-            _rt.STR,
+            _SHORTEN_CACHED_REPLY,
         )
 
     def visit(self, id: str) -> _rt.Call[_t.Optional[str]]:
@@ -778,14 +790,13 @@ class ShortUrl:
         Complexity: O(log N), N = the links with an expiry. Clock: the server's TIME.
         """
         _args = VISIT.encode(id)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return VISIT.call(
             [
-                KEY_LINKS.name(VISIT.name, _names),
-                KEY_EXPIRIES.name(VISIT.name, _names),
-                KEY_LIMITS.name(VISIT.name, _names),
-                KEY_VISITS.name(VISIT.name, _names),
+                self._keys[KEY_LINKS],
+                self._keys[KEY_EXPIRIES],
+                self._keys[KEY_LIMITS],
+                self._keys[KEY_VISITS],
             ],
             _args,
-            _rt.opt(_rt.STR),
+            _VISIT_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -57,6 +58,8 @@ slowest.
 The script's contract; call it with `slowest()`.
 """
 
+_SLOWEST_REPLY = _rt.INT
+
 
 def slowest(slowest: str, context: str, average: float, keep: int) -> _rt.Call[int]:
     """Records a context's average in the ranking of the slowest, keeping the `keep` slowest.
@@ -91,7 +94,7 @@ def slowest(slowest: str, context: str, average: float, keep: int) -> _rt.Call[i
     Complexity: O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000).
     """
     _args = SLOWEST.encode(context, average, keep)
-    return SLOWEST.call([slowest], _args, _rt.INT)
+    return SLOWEST.call([slowest], _args, _SLOWEST_REPLY)
 
 
 UPDATE = _rt.Script(
@@ -113,6 +116,8 @@ last hour out first.
 
 The script's contract; call it with `update()`.
 """
+
+_UPDATE_REPLY = _rt.tuple_of(_rt.FLOAT, _rt.FLOAT, _rt.FLOAT)
 
 
 def update(
@@ -169,7 +174,7 @@ def update(
     Complexity: O(1). Clock: the caller's `now`.
     """
     _args = UPDATE.encode(value, now)
-    return UPDATE.call([stats, start, last, pstart], _args, _rt.tuple_of(_rt.FLOAT, _rt.FLOAT, _rt.FLOAT))
+    return UPDATE.call([stats, start, last, pstart], _args, _UPDATE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -184,9 +189,13 @@ class Stats:
     prefix: str
     context: str
     kind: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("stats", (KEY_STATS, KEY_START, KEY_LAST, KEY_PSTART,), {"prefix": self.prefix, "context": self.context, "kind": self.kind})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("stats", (KEY_STATS, KEY_START, KEY_LAST, KEY_PSTART,), {"prefix": self.prefix, "context": self.context, "kind": self.kind})
+        )
 
     def slowest(self, key: str, context: str, average: float, keep: int) -> _rt.Call[int]:
         """Records a context's average in the ranking of the slowest, keeping the `keep` slowest.
@@ -227,7 +236,7 @@ class Stats:
                 KEY_SLOWEST.name(SLOWEST.name, _names),
             ],
             _args,
-            _rt.INT,
+            _SLOWEST_REPLY,
         )
 
     def update(self, value: float, now: int) -> _rt.Call[_t.Tuple[float, float, float]]:
@@ -276,14 +285,13 @@ class Stats:
         Complexity: O(1). Clock: the caller's `now`.
         """
         _args = UPDATE.encode(value, now)
-        _names: _t.Dict[str, object] = {"prefix": self.prefix, "context": self.context, "kind": self.kind}
         return UPDATE.call(
             [
-                KEY_STATS.name(UPDATE.name, _names),
-                KEY_START.name(UPDATE.name, _names),
-                KEY_LAST.name(UPDATE.name, _names),
-                KEY_PSTART.name(UPDATE.name, _names),
+                self._keys[KEY_STATS],
+                self._keys[KEY_START],
+                self._keys[KEY_LAST],
+                self._keys[KEY_PSTART],
             ],
             _args,
-            _rt.tuple_of(_rt.FLOAT, _rt.FLOAT, _rt.FLOAT),
+            _UPDATE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -51,6 +52,8 @@ ADD = _rt.Script(
 The script's contract; call it with `add()`.
 """
 
+_ADD_REPLY = _rt.UINT
+
 
 def add(
     target_tags: str,
@@ -91,7 +94,7 @@ def add(
     Complexity: O(M), M = the tags given.
     """
     _args = ADD.encode(target, tag)
-    return ADD.call([target_tags, *_rt.many(ADD, "tag_targets", tag_targets)], _args, _rt.UINT)
+    return ADD.call([target_tags, *_rt.many(ADD, "tag_targets", tag_targets)], _args, _ADD_REPLY)
 
 
 CACHED = _rt.Script(
@@ -112,6 +115,8 @@ CACHED = _rt.Script(
 
 The script's contract; call it with `cached()`.
 """
+
+_CACHED_REPLY = _rt.tuple_of(_rt.BOOL, _rt.list_of(_rt.STR))
 
 
 def cached(
@@ -159,7 +164,7 @@ def cached(
     1,500), M = the tags.
     """
     _args = CACHED.encode(ttl)
-    return CACHED.call([cache, *_rt.many(CACHED, "tag_targets", tag_targets)], _args, _rt.tuple_of(_rt.BOOL, _rt.list_of(_rt.STR)))
+    return CACHED.call([cache, *_rt.many(CACHED, "tag_targets", tag_targets)], _args, _CACHED_REPLY)
 
 
 REMOVE = _rt.Script(
@@ -181,6 +186,8 @@ REMOVE = _rt.Script(
 
 The script's contract; call it with `remove()`.
 """
+
+_REMOVE_REPLY = _rt.UINT
 
 
 def remove(
@@ -220,7 +227,7 @@ def remove(
     Complexity: O(M), M = the tags given.
     """
     _args = REMOVE.encode(target, tag)
-    return REMOVE.call([target_tags, *_rt.many(REMOVE, "tag_targets", tag_targets)], _args, _rt.UINT)
+    return REMOVE.call([target_tags, *_rt.many(REMOVE, "tag_targets", tag_targets)], _args, _REMOVE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -233,9 +240,13 @@ class Tag:
     """
 
     namespace: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("tag", (), {"namespace": self.namespace})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("tag", (), {"namespace": self.namespace})
+        )
 
     def add(self, target: str, tag: _t.Sequence[str]) -> _rt.Call[int]:
         """Tags a target, keeping both directions of the index in one step (the book's `add`).
@@ -277,7 +288,7 @@ class Tag:
                 *_rt.rounds(ADD, (KEY_TAG_TARGETS,), _names, {"tag": tag}),
             ],
             _args,
-            _rt.UINT,
+            _ADD_REPLY,
         )
 
     def cached(
@@ -333,7 +344,7 @@ class Tag:
                 *_rt.rounds(CACHED, (KEY_TAG_TARGETS,), _names, {"tag": tag}),
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.list_of(_rt.STR)),
+            _CACHED_REPLY,
         )
 
     def remove(self, target: str, tag: _t.Sequence[str]) -> _rt.Call[int]:
@@ -374,5 +385,5 @@ class Tag:
                 *_rt.rounds(REMOVE, (KEY_TAG_TARGETS,), _names, {"tag": tag}),
             ],
             _args,
-            _rt.UINT,
+            _REMOVE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -53,6 +54,8 @@ the counter once it has none.
 
 The script's contract; call it with `clean()`.
 """
+
+_CLEAN_REPLY = _rt.tuple_of(_rt.STR, _rt.INT, _rt.BOOL)
 
 
 def clean(
@@ -111,7 +114,7 @@ def clean(
     K = the counters. Clock: the caller's `now`.
     """
     _args = CLEAN.encode(name, precision, now, samples, cursor, count)
-    return CLEAN.call([known, hash], _args, _rt.tuple_of(_rt.STR, _rt.INT, _rt.BOOL))
+    return CLEAN.call([known, hash], _args, _CLEAN_REPLY)
 
 
 UPDATE = _rt.Script(
@@ -134,6 +137,8 @@ UPDATE = _rt.Script(
 
 The script's contract; call it with `update()`.
 """
+
+_UPDATE_REPLY = _rt.DECIMAL
 
 
 def update(
@@ -190,7 +195,7 @@ def update(
     caller's `now`.
     """
     _args = UPDATE.encode(name, count, now, precision)
-    return UPDATE.call([known, *_rt.many(UPDATE, "counts", counts)], _args, _rt.DECIMAL)
+    return UPDATE.call([known, *_rt.many(UPDATE, "counts", counts)], _args, _UPDATE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -203,9 +208,13 @@ class TimeSeries:
     """
 
     namespace: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("time_series", (KEY_KNOWN,), {"namespace": self.namespace})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("time_series", (KEY_KNOWN,), {"namespace": self.namespace})
+        )
 
     def clean(
         self,
@@ -265,11 +274,11 @@ class TimeSeries:
         _names: _t.Dict[str, object] = {"namespace": self.namespace, "precision": precision, "name": name}
         return CLEAN.call(
             [
-                KEY_KNOWN.name(CLEAN.name, _names),
+                self._keys[KEY_KNOWN],
                 KEY_HASH.name(CLEAN.name, _names),
             ],
             _args,
-            _rt.tuple_of(_rt.STR, _rt.INT, _rt.BOOL),
+            _CLEAN_REPLY,
         )
 
     def update(self, name: str, count: int, now: int, precision: _t.Sequence[int]) -> _rt.Call[int]:
@@ -322,9 +331,9 @@ class TimeSeries:
         _names: _t.Dict[str, object] = {"namespace": self.namespace, "name": name}
         return UPDATE.call(
             [
-                KEY_KNOWN.name(UPDATE.name, _names),
+                self._keys[KEY_KNOWN],
                 *_rt.rounds(UPDATE, (KEY_COUNTS,), _names, {"precision": precision}),
             ],
             _args,
-            _rt.DECIMAL,
+            _UPDATE_REPLY,
         )

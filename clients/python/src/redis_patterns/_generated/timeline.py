@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -43,6 +44,8 @@ in the same step.
 
 The script's contract; call it with `add()`.
 """
+
+_ADD_REPLY = _rt.tuple_of(_rt.INT, _rt.INT)
 
 
 def add(
@@ -87,7 +90,7 @@ def add(
     length.
     """
     _args = ADD.encode(max_length, entries)
-    return ADD.call([timeline], _args, _rt.tuple_of(_rt.INT, _rt.INT))
+    return ADD.call([timeline], _args, _ADD_REPLY)
 
 
 DELETE_RANGE = _rt.Script(
@@ -110,6 +113,8 @@ time.
 
 The script's contract; call it with `delete_range()`.
 """
+
+_DELETE_RANGE_REPLY = _rt.tuple_of(_rt.INT, _rt.BOOL)
 
 
 def delete_range(timeline: str, min: int, max: int, limit: int) -> _rt.Call[_t.Tuple[int, bool]]:
@@ -144,7 +149,7 @@ def delete_range(timeline: str, min: int, max: int, limit: int) -> _rt.Call[_t.T
     Complexity: O(M log N), M = `limit`, N = the length.
     """
     _args = DELETE_RANGE.encode(min, max, limit)
-    return DELETE_RANGE.call([timeline], _args, _rt.tuple_of(_rt.INT, _rt.BOOL))
+    return DELETE_RANGE.call([timeline], _args, _DELETE_RANGE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -157,9 +162,13 @@ class Timeline:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("timeline", (KEY_TIMELINE,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("timeline", (KEY_TIMELINE,), {"key": self.key})
+        )
 
     def add(
         self,
@@ -205,13 +214,12 @@ class Timeline:
         length.
         """
         _args = ADD.encode(max_length, entries)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return ADD.call(
             [
-                KEY_TIMELINE.name(ADD.name, _names),
+                self._keys[KEY_TIMELINE],
             ],
             _args,
-            _rt.tuple_of(_rt.INT, _rt.INT),
+            _ADD_REPLY,
         )
 
     def delete_range(self, min: int, max: int, limit: int) -> _rt.Call[_t.Tuple[int, bool]]:
@@ -246,11 +254,10 @@ class Timeline:
         Complexity: O(M log N), M = `limit`, N = the length.
         """
         _args = DELETE_RANGE.encode(min, max, limit)
-        _names: _t.Dict[str, object] = {"key": self.key}
         return DELETE_RANGE.call(
             [
-                KEY_TIMELINE.name(DELETE_RANGE.name, _names),
+                self._keys[KEY_TIMELINE],
             ],
             _args,
-            _rt.tuple_of(_rt.INT, _rt.BOOL),
+            _DELETE_RANGE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -51,6 +52,8 @@ sending them back.
 The script's contract; call it with `diff_count()`.
 """
 
+_DIFF_COUNT_REPLY = _rt.UINT
+
 
 def diff_count(x: str, y: str) -> _rt.Call[int]:
     """Counts the members of `x` that are not in `y`, in Redis, without sending them back.
@@ -83,7 +86,7 @@ def diff_count(x: str, y: str) -> _rt.Call[int]:
     Complexity: O(min(|x|, |y|)), at most 10,000.
     """
     _args = DIFF_COUNT.encode()
-    return DIFF_COUNT.call([x, y], _args, _rt.UINT)
+    return DIFF_COUNT.call([x, y], _args, _DIFF_COUNT_REPLY)
 
 
 UNION_COUNT = _rt.Script(
@@ -103,6 +106,8 @@ sending them back.
 
 The script's contract; call it with `union_count()`.
 """
+
+_UNION_COUNT_REPLY = _rt.UINT
 
 
 def union_count(scratch: str, counters: _t.Sequence[str]) -> _rt.Call[int]:
@@ -138,7 +143,7 @@ def union_count(scratch: str, counters: _t.Sequence[str]) -> _rt.Call[int]:
     Complexity: O(N), N = the members of all the sets, at most 10,000.
     """
     _args = UNION_COUNT.encode()
-    return UNION_COUNT.call([scratch, *_rt.many(UNION_COUNT, "counters", counters)], _args, _rt.UINT)
+    return UNION_COUNT.call([scratch, *_rt.many(UNION_COUNT, "counters", counters)], _args, _UNION_COUNT_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -151,9 +156,13 @@ class UniqueCounter:
     """
 
     key: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("unique_counter", (KEY_SCRATCH, KEY_COUNTERS,), {"key": self.key})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("unique_counter", (KEY_SCRATCH, KEY_COUNTERS,), {"key": self.key})
+        )
 
     def diff_count(self, x: str, y: str) -> _rt.Call[int]:
         """Counts the members of `x` that are not in `y`, in Redis, without sending them back.
@@ -193,7 +202,7 @@ class UniqueCounter:
                 KEY_Y.name(DIFF_COUNT.name, _names),
             ],
             _args,
-            _rt.UINT,
+            _DIFF_COUNT_REPLY,
         )
 
     def union_count(self, counters: _t.Sequence[str]) -> _rt.Call[int]:
@@ -229,12 +238,11 @@ class UniqueCounter:
         Complexity: O(N), N = the members of all the sets, at most 10,000.
         """
         _args = UNION_COUNT.encode()
-        _names: _t.Dict[str, object] = {"key": self.key}
         return UNION_COUNT.call(
             [
-                KEY_SCRATCH.name(UNION_COUNT.name, _names),
+                self._keys[KEY_SCRATCH],
                 *_rt.many(UNION_COUNT, "counters", counters),
             ],
             _args,
-            _rt.UINT,
+            _UNION_COUNT_REPLY,
         )

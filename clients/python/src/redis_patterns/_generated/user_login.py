@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -50,6 +51,8 @@ ranking, in one step.
 
 The script's contract; call it with `login()`.
 """
+
+_LOGIN_REPLY = _rt.tuple_of(_rt.opt(_rt.BYTES), _rt.INT)
 
 
 def login(
@@ -100,7 +103,7 @@ def login(
     `keep` stays). Clock: the server's TIME.
     """
     _args = LOGIN.encode(user, keep)
-    return LOGIN.call([ids, counts, last, recent], _args, _rt.tuple_of(_rt.opt(_rt.BYTES), _rt.INT))
+    return LOGIN.call([ids, counts, last, recent], _args, _LOGIN_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -113,9 +116,13 @@ class UserLogin:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("user_login", (KEY_IDS, KEY_COUNTS, KEY_LAST, KEY_RECENT,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("user_login", (KEY_IDS, KEY_COUNTS, KEY_LAST, KEY_RECENT,), {"name": self.name})
+        )
 
     def login(self, user: _rt.Bytes, keep: int) -> _rt.Call[_t.Tuple[_t.Optional[bytes], int]]:
         """Records a login by `user`: its count, its time, the recent logins and the ranking, in one
@@ -158,14 +165,13 @@ class UserLogin:
         while `keep` stays). Clock: the server's TIME.
         """
         _args = LOGIN.encode(user, keep)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return LOGIN.call(
             [
-                KEY_IDS.name(LOGIN.name, _names),
-                KEY_COUNTS.name(LOGIN.name, _names),
-                KEY_LAST.name(LOGIN.name, _names),
-                KEY_RECENT.name(LOGIN.name, _names),
+                self._keys[KEY_IDS],
+                self._keys[KEY_COUNTS],
+                self._keys[KEY_LAST],
+                self._keys[KEY_RECENT],
             ],
             _args,
-            _rt.tuple_of(_rt.opt(_rt.BYTES), _rt.INT),
+            _LOGIN_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -60,6 +61,8 @@ the rankings current.
 
 The script's contract; call it with `cast()`.
 """
+
+_CAST_REPLY = _rt.BOOL
 
 
 def cast(
@@ -119,7 +122,7 @@ def cast(
     Complexity: O(log S), S = the subjects ranked. Clock: the server's TIME.
     """
     _args = CAST.encode(subject, user, direction)
-    return CAST.call([up, down, posted, hot_rank, best_rank], _args, _rt.BOOL)
+    return CAST.call([up, down, posted, hot_rank, best_rank], _args, _CAST_REPLY)
 
 
 FORGET = _rt.Script(
@@ -139,6 +142,8 @@ FORGET = _rt.Script(
 
 The script's contract; call it with `forget()`.
 """
+
+_FORGET_REPLY = _rt.BOOL
 
 
 def forget(
@@ -179,7 +184,7 @@ def forget(
     Complexity: O(log S), S = the subjects ranked (the vote sets are freed in the background).
     """
     _args = FORGET.encode(subject)
-    return FORGET.call([up, down, posted, hot_rank, best_rank], _args, _rt.BOOL)
+    return FORGET.call([up, down, posted, hot_rank, best_rank], _args, _FORGET_REPLY)
 
 
 POST = _rt.Script(
@@ -200,6 +205,8 @@ POST = _rt.Script(
 
 The script's contract; call it with `post()`.
 """
+
+_POST_REPLY = _rt.NIL
 
 
 def post(
@@ -247,7 +254,7 @@ def post(
     Complexity: O(log S), S = the subjects ranked. Clock: the server's TIME.
     """
     _args = POST.encode(subject, at)
-    return POST.call([up, down, posted, hot_rank, best_rank], _args, _rt.NIL)
+    return POST.call([up, down, posted, hot_rank, best_rank], _args, _POST_REPLY)
 
 
 TALLY = _rt.Script(
@@ -267,6 +274,8 @@ TALLY = _rt.Script(
 
 The script's contract; call it with `tally()`.
 """
+
+_TALLY_REPLY = _rt.tuple_of(_rt.INT, _rt.INT, _rt.INT)
 
 
 def tally(up: str, down: str, user: _rt.Bytes) -> _rt.Call[_t.Tuple[int, int, int]]:
@@ -297,7 +306,7 @@ def tally(up: str, down: str, user: _rt.Bytes) -> _rt.Call[_t.Tuple[int, int, in
     Complexity: O(1).
     """
     _args = TALLY.encode(user)
-    return TALLY.call([up, down], _args, _rt.tuple_of(_rt.INT, _rt.INT, _rt.INT))
+    return TALLY.call([up, down], _args, _TALLY_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -310,9 +319,13 @@ class Vote:
     """
 
     namespace: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("vote", (KEY_POSTED, KEY_HOT_RANK, KEY_BEST_RANK,), {"namespace": self.namespace})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("vote", (KEY_POSTED, KEY_HOT_RANK, KEY_BEST_RANK,), {"namespace": self.namespace})
+        )
 
     def cast(self, subject: str, user: _rt.Bytes, direction: str) -> _rt.Call[bool]:
         """Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the
@@ -367,12 +380,12 @@ class Vote:
             [
                 KEY_UP.name(CAST.name, _names),
                 KEY_DOWN.name(CAST.name, _names),
-                KEY_POSTED.name(CAST.name, _names),
-                KEY_HOT_RANK.name(CAST.name, _names),
-                KEY_BEST_RANK.name(CAST.name, _names),
+                self._keys[KEY_POSTED],
+                self._keys[KEY_HOT_RANK],
+                self._keys[KEY_BEST_RANK],
             ],
             _args,
-            _rt.BOOL,
+            _CAST_REPLY,
         )
 
     def forget(self, subject: str) -> _rt.Call[bool]:
@@ -411,12 +424,12 @@ class Vote:
             [
                 KEY_UP.name(FORGET.name, _names),
                 KEY_DOWN.name(FORGET.name, _names),
-                KEY_POSTED.name(FORGET.name, _names),
-                KEY_HOT_RANK.name(FORGET.name, _names),
-                KEY_BEST_RANK.name(FORGET.name, _names),
+                self._keys[KEY_POSTED],
+                self._keys[KEY_HOT_RANK],
+                self._keys[KEY_BEST_RANK],
             ],
             _args,
-            _rt.BOOL,
+            _FORGET_REPLY,
         )
 
     def post(self, subject: str, *, at: _t.Optional[int] = None) -> _rt.Call[None]:
@@ -461,12 +474,12 @@ class Vote:
             [
                 KEY_UP.name(POST.name, _names),
                 KEY_DOWN.name(POST.name, _names),
-                KEY_POSTED.name(POST.name, _names),
-                KEY_HOT_RANK.name(POST.name, _names),
-                KEY_BEST_RANK.name(POST.name, _names),
+                self._keys[KEY_POSTED],
+                self._keys[KEY_HOT_RANK],
+                self._keys[KEY_BEST_RANK],
             ],
             _args,
-            _rt.NIL,
+            _POST_REPLY,
         )
 
     def tally(self, subject: str, user: _rt.Bytes) -> _rt.Call[_t.Tuple[int, int, int]]:
@@ -504,5 +517,5 @@ class Vote:
                 KEY_DOWN.name(TALLY.name, _names),
             ],
             _args,
-            _rt.tuple_of(_rt.INT, _rt.INT, _rt.INT),
+            _TALLY_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -65,6 +66,8 @@ remain, none seen since it was read.
 The script's contract; call it with `clean()`.
 """
 
+_CLEAN_REPLY = _rt.list_of(_rt.STR)
+
 
 def clean(
     login: str,
@@ -119,7 +122,7 @@ def clean(
     the background).
     """
     _args = CLEAN.encode(limit, carts, entries)
-    return CLEAN.call([login, recent, *_rt.many(CLEAN, "sessions", sessions)], _args, _rt.list_of(_rt.STR))
+    return CLEAN.call([login, recent, *_rt.many(CLEAN, "sessions", sessions)], _args, _CLEAN_REPLY)
 
 
 RESCALE = _rt.Script(
@@ -140,6 +143,8 @@ items can climb.
 
 The script's contract; call it with `rescale()`.
 """
+
+_RESCALE_REPLY = _rt.tuple_of(_rt.INT, _rt.BOOL)
 
 
 def rescale(views: str, scratch: str, keep: int) -> _rt.Call[_t.Tuple[int, bool]]:
@@ -179,7 +184,7 @@ def rescale(views: str, scratch: str, keep: int) -> _rt.Call[_t.Tuple[int, bool]
     dropped (at most 1000).
     """
     _args = RESCALE.encode(keep)
-    return RESCALE.call([views, scratch], _args, _rt.tuple_of(_rt.INT, _rt.BOOL))
+    return RESCALE.call([views, scratch], _args, _RESCALE_REPLY)
 
 
 UPDATE = _rt.Script(
@@ -203,6 +208,8 @@ and the item viewed, in one step.
 
 The script's contract; call it with `update()`.
 """
+
+_UPDATE_REPLY = _rt.INT
 
 
 def update(
@@ -261,7 +268,7 @@ def update(
     TIME.
     """
     _args = UPDATE.encode(token, user, item, keep)
-    return UPDATE.call([login, recent, viewed, views], _args, _rt.INT)
+    return UPDATE.call([login, recent, viewed, views], _args, _UPDATE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -274,9 +281,13 @@ class WebSession:
     """
 
     namespace: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("web_session", (KEY_LOGIN, KEY_RECENT, KEY_VIEWS, KEY_SCRATCH,), {"namespace": self.namespace})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("web_session", (KEY_LOGIN, KEY_RECENT, KEY_VIEWS, KEY_SCRATCH,), {"namespace": self.namespace})
+        )
 
     def clean(
         self,
@@ -333,12 +344,12 @@ class WebSession:
         _names: _t.Dict[str, object] = {"namespace": self.namespace}
         return CLEAN.call(
             [
-                KEY_LOGIN.name(CLEAN.name, _names),
-                KEY_RECENT.name(CLEAN.name, _names),
+                self._keys[KEY_LOGIN],
+                self._keys[KEY_RECENT],
                 *_rt.rounds(CLEAN, (KEY_SESSIONS_1, KEY_SESSIONS_2), _names, {"token": token}),
             ],
             _args,
-            _rt.list_of(_rt.STR),
+            _CLEAN_REPLY,
         )
 
     def rescale(self, keep: int) -> _rt.Call[_t.Tuple[int, bool]]:
@@ -378,14 +389,13 @@ class WebSession:
         dropped (at most 1000).
         """
         _args = RESCALE.encode(keep)
-        _names: _t.Dict[str, object] = {"namespace": self.namespace}
         return RESCALE.call(
             [
-                KEY_VIEWS.name(RESCALE.name, _names),
-                KEY_SCRATCH.name(RESCALE.name, _names),
+                self._keys[KEY_VIEWS],
+                self._keys[KEY_SCRATCH],
             ],
             _args,
-            _rt.tuple_of(_rt.INT, _rt.BOOL),
+            _RESCALE_REPLY,
         )
 
     def update(self, token: str, user: _rt.Bytes, item: _rt.Bytes, keep: int) -> _rt.Call[int]:
@@ -437,11 +447,11 @@ class WebSession:
         _names: _t.Dict[str, object] = {"namespace": self.namespace, "token": token}
         return UPDATE.call(
             [
-                KEY_LOGIN.name(UPDATE.name, _names),
-                KEY_RECENT.name(UPDATE.name, _names),
+                self._keys[KEY_LOGIN],
+                self._keys[KEY_RECENT],
                 KEY_VIEWED.name(UPDATE.name, _names),
-                KEY_VIEWS.name(UPDATE.name, _names),
+                self._keys[KEY_VIEWS],
             ],
             _args,
-            _rt.INT,
+            _UPDATE_REPLY,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typing as _t
 from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
 
 from .. import _runtime as _rt
 
@@ -152,6 +153,8 @@ ACK = _rt.Script(
 The script's contract; call it with `ack()`.
 """
 
+_ACK_REPLY = _rt.INT
+
 
 def ack(
     waiting: str,
@@ -226,7 +229,7 @@ def ack(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = ACK.encode(id, token, result)
-    return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept], _args, _rt.INT)
+    return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept], _args, _ACK_REPLY)
 
 
 ADD = _rt.Script(
@@ -250,6 +253,8 @@ ADD = _rt.Script(
 
 The script's contract; call it with `add()`.
 """
+
+_ADD_REPLY = _rt.tuple_of(_rt.BOOL, _rt.STR)
 
 
 def add(
@@ -320,7 +325,7 @@ def add(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = ADD.encode(id, payload, priority, delay, group)
-    return ADD.call([waiting, delayed, parked, jobs, signal, turns], _args, _rt.tuple_of(_rt.BOOL, _rt.STR))
+    return ADD.call([waiting, delayed, parked, jobs, signal, turns], _args, _ADD_REPLY)
 
 
 ADD_FLOW = _rt.Script(
@@ -345,6 +350,8 @@ queue) has ended.
 
 The script's contract; call it with `add_flow()`.
 """
+
+_ADD_FLOW_REPLY = _rt.tuple_of(_rt.BOOL, _rt.STR)
 
 
 def add_flow(
@@ -416,7 +423,7 @@ def add_flow(
     Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's TIME.
     """
     _args = ADD_FLOW.encode(id, payload, priority, group, children)
-    return ADD_FLOW.call([waiting, delayed, jobs, signal], _args, _rt.tuple_of(_rt.BOOL, _rt.STR))
+    return ADD_FLOW.call([waiting, delayed, jobs, signal], _args, _ADD_FLOW_REPLY)
 
 
 CLEAN = _rt.Script(
@@ -438,6 +445,8 @@ first first.
 
 The script's contract; call it with `clean()`.
 """
+
+_CLEAN_REPLY = _rt.UINT
 
 
 def clean(
@@ -489,7 +498,7 @@ def clean(
     Complexity: O(C × log N), C = `count`, N = the jobs.
     """
     _args = CLEAN.encode(state, count)
-    return CLEAN.call([waiting, delayed, dead, parked, jobs], _args, _rt.UINT)
+    return CLEAN.call([waiting, delayed, dead, parked, jobs], _args, _CLEAN_REPLY)
 
 
 CONFIGURE = _rt.Script(
@@ -521,6 +530,8 @@ CONFIGURE = _rt.Script(
 
 The script's contract; call it with `configure()`.
 """
+
+_CONFIGURE_REPLY = _rt.tuple_of(_rt.BOOL, _rt.UINT)
 
 
 def configure(
@@ -639,7 +650,7 @@ def configure(
     Complexity: O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed.
     """
     _args = CONFIGURE.encode(group_concurrency, group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes, events_max, result_ttl, result_max, group_turns)
-    return CONFIGURE.call([parked, jobs, wake, signal, events], _args, _rt.tuple_of(_rt.BOOL, _rt.UINT))
+    return CONFIGURE.call([parked, jobs, wake, signal, events], _args, _CONFIGURE_REPLY)
 
 
 COUNTS = _rt.Script(
@@ -658,6 +669,8 @@ COUNTS = _rt.Script(
 
 The script's contract; call it with `counts()`.
 """
+
+_COUNTS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)
 
 
 def counts(
@@ -698,7 +711,7 @@ def counts(
     Complexity: O(1).
     """
     _args = COUNTS.encode()
-    return COUNTS.call([waiting, delayed, leased, dead, parked], _args, _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT))
+    return COUNTS.call([waiting, delayed, leased, dead, parked], _args, _COUNTS_REPLY)
 
 
 DELETE_QUEUE = _rt.Script(
@@ -720,6 +733,8 @@ then its keys.
 
 The script's contract; call it with `delete_queue()`.
 """
+
+_DELETE_QUEUE_REPLY = _rt.UINT
 
 
 def delete_queue(
@@ -801,7 +816,7 @@ def delete_queue(
     lazily).
     """
     _args = DELETE_QUEUE.encode(count, force)
-    return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], _args, _rt.UINT)
+    return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], _args, _DELETE_QUEUE_REPLY)
 
 
 DUE = _rt.Script(
@@ -821,6 +836,8 @@ DUE = _rt.Script(
 
 The script's contract; call it with `due()`.
 """
+
+_DUE_REPLY = _rt.tuple_of(_rt.UINT, _rt.opt(_rt.UINT), _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT)), _rt.STR)
 
 
 def due(
@@ -873,7 +890,7 @@ def due(
     Complexity: O(log S + M), S = the schedules, M = `limit`. Clock: the server's TIME.
     """
     _args = DUE.encode(limit)
-    return DUE.call([schedules, due, schedules_wake], _args, _rt.tuple_of(_rt.UINT, _rt.opt(_rt.UINT), _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT)), _rt.STR))
+    return DUE.call([schedules, due, schedules_wake], _args, _DUE_REPLY)
 
 
 EVENTS = _rt.Script(
@@ -895,6 +912,8 @@ first.
 
 The script's contract; call it with `events()`.
 """
+
+_EVENTS_REPLY = _rt.tuple_of(_rt.BOOL, _rt.STR, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.STR, _rt.BYTES)))
 
 
 def events(
@@ -946,7 +965,7 @@ def events(
     Complexity: O(log N + C), N = the entries, C = `count`.
     """
     _args = EVENTS.encode(after, count)
-    return EVENTS.call([events], _args, _rt.tuple_of(_rt.BOOL, _rt.STR, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.STR, _rt.BYTES))))
+    return EVENTS.call([events], _args, _EVENTS_REPLY)
 
 
 EXTEND = _rt.Script(
@@ -968,6 +987,8 @@ EXTEND = _rt.Script(
 
 The script's contract; call it with `extend()`.
 """
+
+_EXTEND_REPLY = _rt.INT
 
 
 def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Call[int]:
@@ -1007,7 +1028,7 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = EXTEND.encode(id, token, lease)
-    return EXTEND.call([leased, jobs], _args, _rt.INT)
+    return EXTEND.call([leased, jobs], _args, _EXTEND_REPLY)
 
 
 FIRE = _rt.Script(
@@ -1030,6 +1051,8 @@ FIRE = _rt.Script(
 
 The script's contract; call it with `fire()`.
 """
+
+_FIRE_REPLY = _rt.tuple_of(_rt.STR, _rt.list_of(_rt.INT), _rt.UINT, _rt.UINT, _rt.UINT)
 
 
 def fire(
@@ -1117,7 +1140,7 @@ def fire(
     TIME.
     """
     _args = FIRE.encode(schedule, run, rev, times)
-    return FIRE.call([waiting, delayed, parked, jobs, signal, schedules, due, turns], _args, _rt.tuple_of(_rt.STR, _rt.list_of(_rt.INT), _rt.UINT, _rt.UINT, _rt.UINT))
+    return FIRE.call([waiting, delayed, parked, jobs, signal, schedules, due, turns], _args, _FIRE_REPLY)
 
 
 JOB = _rt.Script(
@@ -1138,6 +1161,8 @@ children.
 
 The script's contract; call it with `job()`.
 """
+
+_JOB_REPLY = _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT), _rt.opt(_rt.BYTES), _rt.UINT, _rt.opt(_rt.BYTES)))
 
 
 def job(
@@ -1190,7 +1215,7 @@ def job(
     Complexity: O(1).
     """
     _args = JOB.encode(id)
-    return JOB.call([delayed, leased, dead, jobs], _args, _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT), _rt.opt(_rt.BYTES), _rt.UINT, _rt.opt(_rt.BYTES))))
+    return JOB.call([delayed, leased, dead, jobs], _args, _JOB_REPLY)
 
 
 LIST = _rt.Script(
@@ -1212,6 +1237,8 @@ LIST = _rt.Script(
 
 The script's contract; call it with `list()`.
 """
+
+_LIST_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT)))
 
 
 def list(
@@ -1273,7 +1300,7 @@ def list(
     Complexity: O(log N + M), N = the jobs in the state, M = `count`.
     """
     _args = LIST.encode(state, offset, count)
-    return LIST.call([waiting, delayed, leased, dead, parked, jobs], _args, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT))))
+    return LIST.call([waiting, delayed, leased, dead, parked, jobs], _args, _LIST_REPLY)
 
 
 METRICS = _rt.Script(
@@ -1294,6 +1321,8 @@ the age of the next job.
 
 The script's contract; call it with `metrics()`.
 """
+
+_METRICS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.opt(_rt.UINT), _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT)))
 
 
 def metrics(
@@ -1363,7 +1392,7 @@ def metrics(
     Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's TIME.
     """
     _args = METRICS.encode(minutes)
-    return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns], _args, _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.opt(_rt.UINT), _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT))))
+    return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns], _args, _METRICS_REPLY)
 
 
 NACK = _rt.Script(
@@ -1388,6 +1417,8 @@ dead-letter queue.
 
 The script's contract; call it with `nack()`.
 """
+
+_NACK_REPLY = _rt.tuple_of(_rt.STR, _rt.INT)
 
 
 def nack(
@@ -1474,7 +1505,7 @@ def nack(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = NACK.encode(id, token, delay, max_deliveries, reason)
-    return NACK.call([waiting, delayed, leased, dead, parked, jobs, groups, signal, events], _args, _rt.tuple_of(_rt.STR, _rt.INT))
+    return NACK.call([waiting, delayed, leased, dead, parked, jobs, groups, signal, events], _args, _NACK_REPLY)
 
 
 PAUSE = _rt.Script(
@@ -1494,6 +1525,8 @@ accepted.
 
 The script's contract; call it with `pause()`.
 """
+
+_PAUSE_REPLY = _rt.BOOL
 
 
 def pause(jobs: str) -> _rt.Call[bool]:
@@ -1524,7 +1557,7 @@ def pause(jobs: str) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = PAUSE.encode()
-    return PAUSE.call([jobs], _args, _rt.BOOL)
+    return PAUSE.call([jobs], _args, _PAUSE_REPLY)
 
 
 PAUSED = _rt.Script(
@@ -1543,6 +1576,8 @@ PAUSED = _rt.Script(
 
 The script's contract; call it with `paused()`.
 """
+
+_PAUSED_REPLY = _rt.BOOL
 
 
 def paused(jobs: str) -> _rt.Call[bool]:
@@ -1570,7 +1605,7 @@ def paused(jobs: str) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = PAUSED.encode()
-    return PAUSED.call([jobs], _args, _rt.BOOL)
+    return PAUSED.call([jobs], _args, _PAUSED_REPLY)
 
 
 PROGRESS = _rt.Script(
@@ -1593,6 +1628,8 @@ it.
 
 The script's contract; call it with `progress()`.
 """
+
+_PROGRESS_REPLY = _rt.opt(_rt.STR)
 
 
 def progress(
@@ -1639,7 +1676,7 @@ def progress(
     Complexity: O(1).
     """
     _args = PROGRESS.encode(id, token, progress)
-    return PROGRESS.call([jobs, events], _args, _rt.opt(_rt.STR))
+    return PROGRESS.call([jobs, events], _args, _PROGRESS_REPLY)
 
 
 RATE_LIMIT_GROUP = _rt.Script(
@@ -1662,6 +1699,8 @@ an upstream's 429.
 
 The script's contract; call it with `rate_limit_group()`.
 """
+
+_RATE_LIMIT_GROUP_REPLY = _rt.INT
 
 
 def rate_limit_group(
@@ -1725,7 +1764,7 @@ def rate_limit_group(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = RATE_LIMIT_GROUP.encode(id, token, hold)
-    return RATE_LIMIT_GROUP.call([leased, parked, jobs, groups, wake, idle], _args, _rt.INT)
+    return RATE_LIMIT_GROUP.call([leased, parked, jobs, groups, wake, idle], _args, _RATE_LIMIT_GROUP_REPLY)
 
 
 REMOVE = _rt.Script(
@@ -1746,6 +1785,8 @@ dead letter).
 
 The script's contract; call it with `remove()`.
 """
+
+_REMOVE_REPLY = _rt.tuple_of(_rt.BOOL, _rt.opt(_rt.STR))
 
 
 def remove(
@@ -1793,7 +1834,7 @@ def remove(
     Complexity: O(log N), N = the jobs.
     """
     _args = REMOVE.encode(id)
-    return REMOVE.call([waiting, delayed, dead, parked, jobs], _args, _rt.tuple_of(_rt.BOOL, _rt.opt(_rt.STR)))
+    return REMOVE.call([waiting, delayed, dead, parked, jobs], _args, _REMOVE_REPLY)
 
 
 REMOVE_SCHEDULE = _rt.Script(
@@ -1813,6 +1854,8 @@ REMOVE_SCHEDULE = _rt.Script(
 
 The script's contract; call it with `remove_schedule()`.
 """
+
+_REMOVE_SCHEDULE_REPLY = _rt.BOOL
 
 
 def remove_schedule(schedules: str, due: str, schedule: str) -> _rt.Call[bool]:
@@ -1844,7 +1887,7 @@ def remove_schedule(schedules: str, due: str, schedule: str) -> _rt.Call[bool]:
     Complexity: O(log S), S = the schedules.
     """
     _args = REMOVE_SCHEDULE.encode(schedule)
-    return REMOVE_SCHEDULE.call([schedules, due], _args, _rt.BOOL)
+    return REMOVE_SCHEDULE.call([schedules, due], _args, _REMOVE_SCHEDULE_REPLY)
 
 
 REQUEUE = _rt.Script(
@@ -1865,6 +1908,8 @@ count reset.
 
 The script's contract; call it with `requeue()`.
 """
+
+_REQUEUE_REPLY = _rt.BOOL
 
 
 def requeue(
@@ -1913,7 +1958,7 @@ def requeue(
     Complexity: O(log N), N = the jobs.
     """
     _args = REQUEUE.encode(id)
-    return REQUEUE.call([waiting, dead, jobs, signal, events], _args, _rt.BOOL)
+    return REQUEUE.call([waiting, dead, jobs, signal, events], _args, _REQUEUE_REPLY)
 
 
 RESULT = _rt.Script(
@@ -1933,6 +1978,8 @@ RESULT = _rt.Script(
 
 The script's contract; call it with `result()`.
 """
+
+_RESULT_REPLY = _rt.opt(_rt.BYTES)
 
 
 def result(results: str, kept: str, id: str) -> _rt.Call[_t.Optional[bytes]]:
@@ -1968,7 +2015,7 @@ def result(results: str, kept: str, id: str) -> _rt.Call[_t.Optional[bytes]]:
     Complexity: O(1). Clock: the server's TIME.
     """
     _args = RESULT.encode(id)
-    return RESULT.call([results, kept], _args, _rt.opt(_rt.BYTES))
+    return RESULT.call([results, kept], _args, _RESULT_REPLY)
 
 
 RESUME = _rt.Script(
@@ -1988,6 +2035,8 @@ wakes.
 
 The script's contract; call it with `resume()`.
 """
+
+_RESUME_REPLY = _rt.BOOL
 
 
 def resume(jobs: str, signal: str) -> _rt.Call[bool]:
@@ -2018,7 +2067,7 @@ def resume(jobs: str, signal: str) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = RESUME.encode()
-    return RESUME.call([jobs, signal], _args, _rt.BOOL)
+    return RESUME.call([jobs, signal], _args, _RESUME_REPLY)
 
 
 RETRY_DEAD = _rt.Script(
@@ -2039,6 +2088,8 @@ first.
 
 The script's contract; call it with `retry_dead()`.
 """
+
+_RETRY_DEAD_REPLY = _rt.UINT
 
 
 def retry_dead(
@@ -2086,7 +2137,7 @@ def retry_dead(
     Complexity: O(C × log N), C = `count`, N = the jobs.
     """
     _args = RETRY_DEAD.encode(count)
-    return RETRY_DEAD.call([waiting, dead, jobs, signal, events], _args, _rt.UINT)
+    return RETRY_DEAD.call([waiting, dead, jobs, signal, events], _args, _RETRY_DEAD_REPLY)
 
 
 SCHEDULE = _rt.Script(
@@ -2106,6 +2157,8 @@ SCHEDULE = _rt.Script(
 
 The script's contract; call it with `schedule()`.
 """
+
+_SCHEDULE_REPLY = _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES))
 
 
 def schedule(
@@ -2146,7 +2199,7 @@ def schedule(
     Complexity: O(1).
     """
     _args = SCHEDULE.encode(schedule)
-    return SCHEDULE.call([schedules, due], _args, _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES)))
+    return SCHEDULE.call([schedules, due], _args, _SCHEDULE_REPLY)
 
 
 SCHEDULES = _rt.Script(
@@ -2167,6 +2220,8 @@ SCHEDULES = _rt.Script(
 
 The script's contract; call it with `schedules()`.
 """
+
+_SCHEDULES_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES))
 
 
 def schedules(
@@ -2211,7 +2266,7 @@ def schedules(
     Complexity: O(log S + M), S = the schedules, M = `count`.
     """
     _args = SCHEDULES.encode(offset, count)
-    return SCHEDULES.call([schedules, due], _args, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES)))
+    return SCHEDULES.call([schedules, due], _args, _SCHEDULES_REPLY)
 
 
 SET_DELAY = _rt.Script(
@@ -2233,6 +2288,8 @@ delay of 0.
 
 The script's contract; call it with `set_delay()`.
 """
+
+_SET_DELAY_REPLY = _rt.tuple_of(_rt.BOOL, _rt.opt(_rt.STR))
 
 
 def set_delay(
@@ -2288,7 +2345,7 @@ def set_delay(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = SET_DELAY.encode(id, delay)
-    return SET_DELAY.call([waiting, delayed, parked, jobs, signal], _args, _rt.tuple_of(_rt.BOOL, _rt.opt(_rt.STR)))
+    return SET_DELAY.call([waiting, delayed, parked, jobs, signal], _args, _SET_DELAY_REPLY)
 
 
 SET_PRIORITY = _rt.Script(
@@ -2310,6 +2367,8 @@ at once.
 
 The script's contract; call it with `set_priority()`.
 """
+
+_SET_PRIORITY_REPLY = _rt.opt(_rt.STR)
 
 
 def set_priority(
@@ -2356,7 +2415,7 @@ def set_priority(
     Complexity: O(log N), N = the jobs.
     """
     _args = SET_PRIORITY.encode(id, priority)
-    return SET_PRIORITY.call([waiting, parked, jobs], _args, _rt.opt(_rt.STR))
+    return SET_PRIORITY.call([waiting, parked, jobs], _args, _SET_PRIORITY_REPLY)
 
 
 SET_SCHEDULE = _rt.Script(
@@ -2387,6 +2446,8 @@ run time.
 
 The script's contract; call it with `set_schedule()`.
 """
+
+_SET_SCHEDULE_REPLY = _rt.tuple_of(_rt.BOOL, _rt.UINT)
 
 
 def set_schedule(
@@ -2476,7 +2537,7 @@ def set_schedule(
     Complexity: O(log S), S = the schedules. Clock: the server's TIME.
     """
     _args = SET_SCHEDULE.encode(schedule, every, offset, cron, tz, catch_up, priority, group, payload, first, keep)
-    return SET_SCHEDULE.call([schedules, due, schedules_wake], _args, _rt.tuple_of(_rt.BOOL, _rt.UINT))
+    return SET_SCHEDULE.call([schedules, due, schedules_wake], _args, _SET_SCHEDULE_REPLY)
 
 
 SETTINGS = _rt.Script(
@@ -2496,6 +2557,8 @@ and results.
 
 The script's contract; call it with `settings()`.
 """
+
+_SETTINGS_REPLY = _rt.list_of(_rt.INT)
 
 
 def settings(jobs: str) -> _rt.Call[_t.List[int]]:
@@ -2525,7 +2588,7 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
     Complexity: O(1).
     """
     _args = SETTINGS.encode()
-    return SETTINGS.call([jobs], _args, _rt.list_of(_rt.INT))
+    return SETTINGS.call([jobs], _args, _SETTINGS_REPLY)
 
 
 TAKE = _rt.Script(
@@ -2550,6 +2613,8 @@ order.
 
 The script's contract; call it with `take()`.
 """
+
+_TAKE_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES))
 
 
 def take(
@@ -2708,7 +2773,7 @@ def take(
     400. Clock: the server's TIME.
     """
     _args = TAKE.encode(lease, limit, max_deliveries, token, done)
-    return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], _args, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES)))
+    return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], _args, _TAKE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -2721,9 +2786,13 @@ class WorkQueue:
     """
 
     name: str
+    _keys: _t.Dict[_rt.Form, str] = _field(init=False, repr=False, compare=False)
+    """The names of the keys the instance alone names, built once, with it."""
 
     def __post_init__(self) -> None:
-        _rt.check_names("work_queue", (KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE,), {"name": self.name})
+        object.__setattr__(
+            self, "_keys", _rt.check_names("work_queue", (KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE,), {"name": self.name})
+        )
 
     def ack(self, id: str, token: str, result: _rt.Bytes) -> _rt.Call[int]:
         """Ends a job that was done: it leaves the queue, and its group frees a slot.
@@ -2785,21 +2854,20 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
         _args = ACK.encode(id, token, result)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ACK.call(
             [
-                KEY_WAITING.name(ACK.name, _names),
-                KEY_LEASED.name(ACK.name, _names),
-                KEY_PARKED.name(ACK.name, _names),
-                KEY_JOBS.name(ACK.name, _names),
-                KEY_GROUPS.name(ACK.name, _names),
-                KEY_SIGNAL.name(ACK.name, _names),
-                KEY_EVENTS.name(ACK.name, _names),
-                KEY_RESULTS.name(ACK.name, _names),
-                KEY_KEPT.name(ACK.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_GROUPS],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
+                self._keys[KEY_RESULTS],
+                self._keys[KEY_KEPT],
             ],
             _args,
-            _rt.INT,
+            _ACK_REPLY,
         )
 
     def add(
@@ -2864,18 +2932,17 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
         _args = ADD.encode(id, payload, priority, delay, group)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ADD.call(
             [
-                KEY_WAITING.name(ADD.name, _names),
-                KEY_DELAYED.name(ADD.name, _names),
-                KEY_PARKED.name(ADD.name, _names),
-                KEY_JOBS.name(ADD.name, _names),
-                KEY_SIGNAL.name(ADD.name, _names),
-                KEY_TURNS.name(ADD.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_TURNS],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.STR),
+            _ADD_REPLY,
         )
 
     def add_flow(
@@ -2945,16 +3012,15 @@ class WorkQueue:
         Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's TIME.
         """
         _args = ADD_FLOW.encode(id, payload, priority, group, children)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return ADD_FLOW.call(
             [
-                KEY_WAITING.name(ADD_FLOW.name, _names),
-                KEY_DELAYED.name(ADD_FLOW.name, _names),
-                KEY_JOBS.name(ADD_FLOW.name, _names),
-                KEY_SIGNAL.name(ADD_FLOW.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.STR),
+            _ADD_FLOW_REPLY,
         )
 
     def clean(self, state: str, count: int) -> _rt.Call[int]:
@@ -2995,17 +3061,16 @@ class WorkQueue:
         Complexity: O(C × log N), C = `count`, N = the jobs.
         """
         _args = CLEAN.encode(state, count)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return CLEAN.call(
             [
-                KEY_WAITING.name(CLEAN.name, _names),
-                KEY_DELAYED.name(CLEAN.name, _names),
-                KEY_DEAD.name(CLEAN.name, _names),
-                KEY_PARKED.name(CLEAN.name, _names),
-                KEY_JOBS.name(CLEAN.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.UINT,
+            _CLEAN_REPLY,
         )
 
     def configure(
@@ -3121,17 +3186,16 @@ class WorkQueue:
         Complexity: O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed.
         """
         _args = CONFIGURE.encode(group_concurrency, group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes, events_max, result_ttl, result_max, group_turns)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return CONFIGURE.call(
             [
-                KEY_PARKED.name(CONFIGURE.name, _names),
-                KEY_JOBS.name(CONFIGURE.name, _names),
-                KEY_WAKE.name(CONFIGURE.name, _names),
-                KEY_SIGNAL.name(CONFIGURE.name, _names),
-                KEY_EVENTS.name(CONFIGURE.name, _names),
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_WAKE],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.UINT),
+            _CONFIGURE_REPLY,
         )
 
     def counts(self) -> _rt.Call[_t.Tuple[int, int, int, int, int]]:
@@ -3163,17 +3227,16 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = COUNTS.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return COUNTS.call(
             [
-                KEY_WAITING.name(COUNTS.name, _names),
-                KEY_DELAYED.name(COUNTS.name, _names),
-                KEY_LEASED.name(COUNTS.name, _names),
-                KEY_DEAD.name(COUNTS.name, _names),
-                KEY_PARKED.name(COUNTS.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT),
+            _COUNTS_REPLY,
         )
 
     def delete_queue(self, count: int, force: bool) -> _rt.Call[int]:
@@ -3233,26 +3296,25 @@ class WorkQueue:
         (freed lazily).
         """
         _args = DELETE_QUEUE.encode(count, force)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return DELETE_QUEUE.call(
             [
-                KEY_WAITING.name(DELETE_QUEUE.name, _names),
-                KEY_DELAYED.name(DELETE_QUEUE.name, _names),
-                KEY_LEASED.name(DELETE_QUEUE.name, _names),
-                KEY_DEAD.name(DELETE_QUEUE.name, _names),
-                KEY_PARKED.name(DELETE_QUEUE.name, _names),
-                KEY_JOBS.name(DELETE_QUEUE.name, _names),
-                KEY_GROUPS.name(DELETE_QUEUE.name, _names),
-                KEY_WAKE.name(DELETE_QUEUE.name, _names),
-                KEY_IDLE.name(DELETE_QUEUE.name, _names),
-                KEY_SIGNAL.name(DELETE_QUEUE.name, _names),
-                KEY_EVENTS.name(DELETE_QUEUE.name, _names),
-                KEY_RESULTS.name(DELETE_QUEUE.name, _names),
-                KEY_KEPT.name(DELETE_QUEUE.name, _names),
-                KEY_TURNS.name(DELETE_QUEUE.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_GROUPS],
+                self._keys[KEY_WAKE],
+                self._keys[KEY_IDLE],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
+                self._keys[KEY_RESULTS],
+                self._keys[KEY_KEPT],
+                self._keys[KEY_TURNS],
             ],
             _args,
-            _rt.UINT,
+            _DELETE_QUEUE_REPLY,
         )
 
     def due(
@@ -3302,15 +3364,14 @@ class WorkQueue:
         Complexity: O(log S + M), S = the schedules, M = `limit`. Clock: the server's TIME.
         """
         _args = DUE.encode(limit)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return DUE.call(
             [
-                KEY_SCHEDULES.name(DUE.name, _names),
-                KEY_DUE.name(DUE.name, _names),
-                KEY_SCHEDULES_WAKE.name(DUE.name, _names),
+                self._keys[KEY_SCHEDULES],
+                self._keys[KEY_DUE],
+                self._keys[KEY_SCHEDULES_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.opt(_rt.UINT), _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT)), _rt.STR),
+            _DUE_REPLY,
         )
 
     def events(
@@ -3362,13 +3423,12 @@ class WorkQueue:
         Complexity: O(log N + C), N = the entries, C = `count`.
         """
         _args = EVENTS.encode(after, count)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return EVENTS.call(
             [
-                KEY_EVENTS.name(EVENTS.name, _names),
+                self._keys[KEY_EVENTS],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.STR, _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.STR, _rt.BYTES))),
+            _EVENTS_REPLY,
         )
 
     def extend(self, id: str, token: str, *, lease: _rt.Ms = 30000) -> _rt.Call[int]:
@@ -3409,14 +3469,13 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
         _args = EXTEND.encode(id, token, lease)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return EXTEND.call(
             [
-                KEY_LEASED.name(EXTEND.name, _names),
-                KEY_JOBS.name(EXTEND.name, _names),
+                self._keys[KEY_LEASED],
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.INT,
+            _EXTEND_REPLY,
         )
 
     def fire(
@@ -3497,20 +3556,19 @@ class WorkQueue:
         TIME.
         """
         _args = FIRE.encode(schedule, run, rev, times)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return FIRE.call(
             [
-                KEY_WAITING.name(FIRE.name, _names),
-                KEY_DELAYED.name(FIRE.name, _names),
-                KEY_PARKED.name(FIRE.name, _names),
-                KEY_JOBS.name(FIRE.name, _names),
-                KEY_SIGNAL.name(FIRE.name, _names),
-                KEY_SCHEDULES.name(FIRE.name, _names),
-                KEY_DUE.name(FIRE.name, _names),
-                KEY_TURNS.name(FIRE.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_SCHEDULES],
+                self._keys[KEY_DUE],
+                self._keys[KEY_TURNS],
             ],
             _args,
-            _rt.tuple_of(_rt.STR, _rt.list_of(_rt.INT), _rt.UINT, _rt.UINT, _rt.UINT),
+            _FIRE_REPLY,
         )
 
     def job(
@@ -3558,16 +3616,15 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = JOB.encode(id)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return JOB.call(
             [
-                KEY_DELAYED.name(JOB.name, _names),
-                KEY_LEASED.name(JOB.name, _names),
-                KEY_DEAD.name(JOB.name, _names),
-                KEY_JOBS.name(JOB.name, _names),
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT), _rt.opt(_rt.BYTES), _rt.UINT, _rt.opt(_rt.BYTES))),
+            _JOB_REPLY,
         )
 
     def list(
@@ -3622,18 +3679,17 @@ class WorkQueue:
         Complexity: O(log N + M), N = the jobs in the state, M = `count`.
         """
         _args = LIST.encode(state, offset, count)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return LIST.call(
             [
-                KEY_WAITING.name(LIST.name, _names),
-                KEY_DELAYED.name(LIST.name, _names),
-                KEY_LEASED.name(LIST.name, _names),
-                KEY_DEAD.name(LIST.name, _names),
-                KEY_PARKED.name(LIST.name, _names),
-                KEY_JOBS.name(LIST.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT))),
+            _LIST_REPLY,
         )
 
     def metrics(
@@ -3694,19 +3750,18 @@ class WorkQueue:
         Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's TIME.
         """
         _args = METRICS.encode(minutes)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return METRICS.call(
             [
-                KEY_WAITING.name(METRICS.name, _names),
-                KEY_DELAYED.name(METRICS.name, _names),
-                KEY_LEASED.name(METRICS.name, _names),
-                KEY_DEAD.name(METRICS.name, _names),
-                KEY_PARKED.name(METRICS.name, _names),
-                KEY_JOBS.name(METRICS.name, _names),
-                KEY_TURNS.name(METRICS.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_TURNS],
             ],
             _args,
-            _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.opt(_rt.UINT), _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT))),
+            _METRICS_REPLY,
         )
 
     def nack(
@@ -3784,21 +3839,20 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
         _args = NACK.encode(id, token, delay, max_deliveries, reason)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return NACK.call(
             [
-                KEY_WAITING.name(NACK.name, _names),
-                KEY_DELAYED.name(NACK.name, _names),
-                KEY_LEASED.name(NACK.name, _names),
-                KEY_DEAD.name(NACK.name, _names),
-                KEY_PARKED.name(NACK.name, _names),
-                KEY_JOBS.name(NACK.name, _names),
-                KEY_GROUPS.name(NACK.name, _names),
-                KEY_SIGNAL.name(NACK.name, _names),
-                KEY_EVENTS.name(NACK.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_GROUPS],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
             ],
             _args,
-            _rt.tuple_of(_rt.STR, _rt.INT),
+            _NACK_REPLY,
         )
 
     def pause(self) -> _rt.Call[bool]:
@@ -3829,13 +3883,12 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = PAUSE.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return PAUSE.call(
             [
-                KEY_JOBS.name(PAUSE.name, _names),
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.BOOL,
+            _PAUSE_REPLY,
         )
 
     def paused(self) -> _rt.Call[bool]:
@@ -3863,13 +3916,12 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = PAUSED.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return PAUSED.call(
             [
-                KEY_JOBS.name(PAUSED.name, _names),
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.BOOL,
+            _PAUSED_REPLY,
         )
 
     def progress(self, id: str, token: str, progress: _rt.Bytes) -> _rt.Call[_t.Optional[str]]:
@@ -3911,14 +3963,13 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = PROGRESS.encode(id, token, progress)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return PROGRESS.call(
             [
-                KEY_JOBS.name(PROGRESS.name, _names),
-                KEY_EVENTS.name(PROGRESS.name, _names),
+                self._keys[KEY_JOBS],
+                self._keys[KEY_EVENTS],
             ],
             _args,
-            _rt.opt(_rt.STR),
+            _PROGRESS_REPLY,
         )
 
     def rate_limit_group(self, id: str, token: str, hold: _rt.Ms) -> _rt.Call[int]:
@@ -3972,18 +4023,17 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
         _args = RATE_LIMIT_GROUP.encode(id, token, hold)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RATE_LIMIT_GROUP.call(
             [
-                KEY_LEASED.name(RATE_LIMIT_GROUP.name, _names),
-                KEY_PARKED.name(RATE_LIMIT_GROUP.name, _names),
-                KEY_JOBS.name(RATE_LIMIT_GROUP.name, _names),
-                KEY_GROUPS.name(RATE_LIMIT_GROUP.name, _names),
-                KEY_WAKE.name(RATE_LIMIT_GROUP.name, _names),
-                KEY_IDLE.name(RATE_LIMIT_GROUP.name, _names),
+                self._keys[KEY_LEASED],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_GROUPS],
+                self._keys[KEY_WAKE],
+                self._keys[KEY_IDLE],
             ],
             _args,
-            _rt.INT,
+            _RATE_LIMIT_GROUP_REPLY,
         )
 
     def remove(self, id: str) -> _rt.Call[_t.Tuple[bool, _t.Optional[str]]]:
@@ -4023,17 +4073,16 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs.
         """
         _args = REMOVE.encode(id)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return REMOVE.call(
             [
-                KEY_WAITING.name(REMOVE.name, _names),
-                KEY_DELAYED.name(REMOVE.name, _names),
-                KEY_DEAD.name(REMOVE.name, _names),
-                KEY_PARKED.name(REMOVE.name, _names),
-                KEY_JOBS.name(REMOVE.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.opt(_rt.STR)),
+            _REMOVE_REPLY,
         )
 
     def remove_schedule(self, schedule: str) -> _rt.Call[bool]:
@@ -4065,14 +4114,13 @@ class WorkQueue:
         Complexity: O(log S), S = the schedules.
         """
         _args = REMOVE_SCHEDULE.encode(schedule)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return REMOVE_SCHEDULE.call(
             [
-                KEY_SCHEDULES.name(REMOVE_SCHEDULE.name, _names),
-                KEY_DUE.name(REMOVE_SCHEDULE.name, _names),
+                self._keys[KEY_SCHEDULES],
+                self._keys[KEY_DUE],
             ],
             _args,
-            _rt.BOOL,
+            _REMOVE_SCHEDULE_REPLY,
         )
 
     def requeue(self, id: str) -> _rt.Call[bool]:
@@ -4112,17 +4160,16 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs.
         """
         _args = REQUEUE.encode(id)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return REQUEUE.call(
             [
-                KEY_WAITING.name(REQUEUE.name, _names),
-                KEY_DEAD.name(REQUEUE.name, _names),
-                KEY_JOBS.name(REQUEUE.name, _names),
-                KEY_SIGNAL.name(REQUEUE.name, _names),
-                KEY_EVENTS.name(REQUEUE.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
             ],
             _args,
-            _rt.BOOL,
+            _REQUEUE_REPLY,
         )
 
     def result(self, id: str) -> _rt.Call[_t.Optional[bytes]]:
@@ -4157,14 +4204,13 @@ class WorkQueue:
         Complexity: O(1). Clock: the server's TIME.
         """
         _args = RESULT.encode(id)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RESULT.call(
             [
-                KEY_RESULTS.name(RESULT.name, _names),
-                KEY_KEPT.name(RESULT.name, _names),
+                self._keys[KEY_RESULTS],
+                self._keys[KEY_KEPT],
             ],
             _args,
-            _rt.opt(_rt.BYTES),
+            _RESULT_REPLY,
         )
 
     def resume(self) -> _rt.Call[bool]:
@@ -4195,14 +4241,13 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = RESUME.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RESUME.call(
             [
-                KEY_JOBS.name(RESUME.name, _names),
-                KEY_SIGNAL.name(RESUME.name, _names),
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
             ],
             _args,
-            _rt.BOOL,
+            _RESUME_REPLY,
         )
 
     def retry_dead(self, count: int) -> _rt.Call[int]:
@@ -4241,17 +4286,16 @@ class WorkQueue:
         Complexity: O(C × log N), C = `count`, N = the jobs.
         """
         _args = RETRY_DEAD.encode(count)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return RETRY_DEAD.call(
             [
-                KEY_WAITING.name(RETRY_DEAD.name, _names),
-                KEY_DEAD.name(RETRY_DEAD.name, _names),
-                KEY_JOBS.name(RETRY_DEAD.name, _names),
-                KEY_SIGNAL.name(RETRY_DEAD.name, _names),
-                KEY_EVENTS.name(RETRY_DEAD.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
             ],
             _args,
-            _rt.UINT,
+            _RETRY_DEAD_REPLY,
         )
 
     def schedule(
@@ -4292,14 +4336,13 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = SCHEDULE.encode(schedule)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SCHEDULE.call(
             [
-                KEY_SCHEDULES.name(SCHEDULE.name, _names),
-                KEY_DUE.name(SCHEDULE.name, _names),
+                self._keys[KEY_SCHEDULES],
+                self._keys[KEY_DUE],
             ],
             _args,
-            _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES)),
+            _SCHEDULE_REPLY,
         )
 
     def schedules(
@@ -4343,14 +4386,13 @@ class WorkQueue:
         Complexity: O(log S + M), S = the schedules, M = `count`.
         """
         _args = SCHEDULES.encode(offset, count)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SCHEDULES.call(
             [
-                KEY_SCHEDULES.name(SCHEDULES.name, _names),
-                KEY_DUE.name(SCHEDULES.name, _names),
+                self._keys[KEY_SCHEDULES],
+                self._keys[KEY_DUE],
             ],
             _args,
-            _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.UINT, _rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES)),
+            _SCHEDULES_REPLY,
         )
 
     def set_delay(self, id: str, delay: _rt.Ms) -> _rt.Call[_t.Tuple[bool, _t.Optional[str]]]:
@@ -4396,17 +4438,16 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
         _args = SET_DELAY.encode(id, delay)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SET_DELAY.call(
             [
-                KEY_WAITING.name(SET_DELAY.name, _names),
-                KEY_DELAYED.name(SET_DELAY.name, _names),
-                KEY_PARKED.name(SET_DELAY.name, _names),
-                KEY_JOBS.name(SET_DELAY.name, _names),
-                KEY_SIGNAL.name(SET_DELAY.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.opt(_rt.STR)),
+            _SET_DELAY_REPLY,
         )
 
     def set_priority(self, id: str, priority: int) -> _rt.Call[_t.Optional[str]]:
@@ -4446,15 +4487,14 @@ class WorkQueue:
         Complexity: O(log N), N = the jobs.
         """
         _args = SET_PRIORITY.encode(id, priority)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SET_PRIORITY.call(
             [
-                KEY_WAITING.name(SET_PRIORITY.name, _names),
-                KEY_PARKED.name(SET_PRIORITY.name, _names),
-                KEY_JOBS.name(SET_PRIORITY.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.opt(_rt.STR),
+            _SET_PRIORITY_REPLY,
         )
 
     def set_schedule(
@@ -4544,15 +4584,14 @@ class WorkQueue:
         Complexity: O(log S), S = the schedules. Clock: the server's TIME.
         """
         _args = SET_SCHEDULE.encode(schedule, every, offset, cron, tz, catch_up, priority, group, payload, first, keep)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SET_SCHEDULE.call(
             [
-                KEY_SCHEDULES.name(SET_SCHEDULE.name, _names),
-                KEY_DUE.name(SET_SCHEDULE.name, _names),
-                KEY_SCHEDULES_WAKE.name(SET_SCHEDULE.name, _names),
+                self._keys[KEY_SCHEDULES],
+                self._keys[KEY_DUE],
+                self._keys[KEY_SCHEDULES_WAKE],
             ],
             _args,
-            _rt.tuple_of(_rt.BOOL, _rt.UINT),
+            _SET_SCHEDULE_REPLY,
         )
 
     def settings(self) -> _rt.Call[_t.List[int]]:
@@ -4581,13 +4620,12 @@ class WorkQueue:
         Complexity: O(1).
         """
         _args = SETTINGS.encode()
-        _names: _t.Dict[str, object] = {"name": self.name}
         return SETTINGS.call(
             [
-                KEY_JOBS.name(SETTINGS.name, _names),
+                self._keys[KEY_JOBS],
             ],
             _args,
-            _rt.list_of(_rt.INT),
+            _SETTINGS_REPLY,
         )
 
     def take(
@@ -4730,24 +4768,23 @@ class WorkQueue:
         most 400. Clock: the server's TIME.
         """
         _args = TAKE.encode(lease, limit, max_deliveries, token, done)
-        _names: _t.Dict[str, object] = {"name": self.name}
         return TAKE.call(
             [
-                KEY_WAITING.name(TAKE.name, _names),
-                KEY_DELAYED.name(TAKE.name, _names),
-                KEY_LEASED.name(TAKE.name, _names),
-                KEY_DEAD.name(TAKE.name, _names),
-                KEY_PARKED.name(TAKE.name, _names),
-                KEY_JOBS.name(TAKE.name, _names),
-                KEY_GROUPS.name(TAKE.name, _names),
-                KEY_WAKE.name(TAKE.name, _names),
-                KEY_IDLE.name(TAKE.name, _names),
-                KEY_SIGNAL.name(TAKE.name, _names),
-                KEY_EVENTS.name(TAKE.name, _names),
-                KEY_RESULTS.name(TAKE.name, _names),
-                KEY_KEPT.name(TAKE.name, _names),
-                KEY_TURNS.name(TAKE.name, _names),
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_LEASED],
+                self._keys[KEY_DEAD],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_GROUPS],
+                self._keys[KEY_WAKE],
+                self._keys[KEY_IDLE],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
+                self._keys[KEY_RESULTS],
+                self._keys[KEY_KEPT],
+                self._keys[KEY_TURNS],
             ],
             _args,
-            _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES)),
+            _TAKE_REPLY,
         )
