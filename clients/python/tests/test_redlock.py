@@ -14,7 +14,7 @@ import redis.asyncio
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from redis_patterns import Held, QuorumLock
+from redis_patterns import Held, NotGranted, QuorumLock
 from redis_patterns import _redlock
 
 from .conftest import Server
@@ -148,3 +148,39 @@ def test_the_drift_and_quorum_are_the_rust_crates() -> None:
     servers: List[Any] = [object()]
     with pytest.raises(Exception, match="BAD_TTL"):
         QuorumLock("x").acquire(servers, 0)
+
+
+def test_a_with_block_holds_the_lock_and_frees_it_however_it_ends(three: List[Server]) -> None:
+    servers = clients(three)
+    lock = QuorumLock("report", retries=0)
+    with lock.hold(servers, 10_000) as held:
+        assert [s.get("report") for s in servers] == [held.token.encode()] * 3
+        with pytest.raises(NotGranted):
+            with lock.hold(servers, 10_000):
+                pass
+        assert [s.get("report") for s in servers] == [held.token.encode()] * 3, "a refused block frees nothing"
+    assert [s.get("report") for s in servers] == [None] * 3
+    with pytest.raises(ZeroDivisionError):
+        with lock.hold(servers, 10_000):
+            1 / 0
+    assert [s.get("report") for s in servers] == [None] * 3, "freed by the exception"
+
+
+def test_an_async_with_block_holds_the_lock_and_frees_it(three: List[Server]) -> None:
+    sync = clients(three)
+    lock = QuorumLock("report", retries=0)
+
+    async def main() -> None:
+        servers = [redis.asyncio.Redis(host="127.0.0.1", port=s.port) for s in three]
+        try:
+            async with lock.hold_async(servers, 10_000) as held:
+                assert [s.get("report") for s in sync] == [held.token.encode()] * 3
+                with pytest.raises(NotGranted):
+                    async with lock.hold_async(servers, 10_000):
+                        pass
+        finally:
+            for s in servers:
+                await s.aclose()
+
+    asyncio.run(main())
+    assert [s.get("report") for s in sync] == [None] * 3

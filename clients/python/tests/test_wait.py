@@ -190,3 +190,46 @@ def test_a_wait_on_a_cluster_blocks_on_the_wake_streams_node(cluster: Cluster) -
         assert wait(rc, lambda _: latch.wait(), opened, 5.0) == (True, 1, None, None)
     finally:
         rc.close()
+
+
+def test_a_with_block_holds_a_permit_and_frees_it_however_it_ends(r: redis.Redis) -> None:
+    permits = rp.Semaphore("hold")
+    permits.set_capacity(1).run(r)
+    a, b = hex_token(1), hex_token(2)
+
+    def granted(reply: Any) -> bool:
+        return reply[0] is not None
+
+    def acquire(token: str) -> Callable[[Any], Call[Any]]:
+        return lambda _: permits.acquire(token, 1, 60_000, 10, place=60_000)
+
+    with rp.hold(r, acquire(a), granted, permits.release(a), 5.0, token=a) as reply:
+        assert reply[0] is not None and permits.state().run(r)[1] == 1
+        with pytest.raises(rp.NotGranted):
+            with rp.hold(r, acquire(b), granted, permits.release(b), 0.1, token=b):
+                pass
+        assert permits.state().run(r)[1] == 1, "a refused block frees nothing of another's"
+    assert permits.state().run(r)[1] == 0
+    with pytest.raises(ZeroDivisionError):
+        with rp.hold(r, acquire(b), granted, permits.release(b), 5.0, token=b):
+            1 / 0
+    assert permits.state().run(r)[1] == 0, "freed by the exception"
+
+
+def test_an_async_with_block_holds_a_fair_lock(server: Server, r: redis.Redis) -> None:
+    lock = rp.FairLock("hold-async")
+    token, owner = hex_token(1), rp.fair_lock.KEY_OWNER.build(name="hold-async")
+
+    async def main() -> None:
+        client = redis.asyncio.Redis(host="127.0.0.1", port=server.port)
+        try:
+            async with rp.hold_async(client, lambda _: lock.acquire(token, 60_000, 60_000, 10),
+                                     lambda reply: reply[0] > 0, lock.release(token), 5.0,
+                                     token=token) as reply:
+                assert reply[0] > 0
+                assert r.hget(owner, "t") == token.encode()
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())
+    assert r.exists(owner) == 0

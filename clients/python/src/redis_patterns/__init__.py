@@ -26,7 +26,7 @@ across independent servers, `QuorumLock`.
 """
 
 from ._batch import Batch, Slot, pipeline, pipeline_async, transaction, transaction_async
-from ._errors import InvalidInput, RanOutsideTransaction, ScriptError, UnexpectedReply
+from ._errors import InvalidInput, NotGranted, RanOutsideTransaction, ScriptError, UnexpectedReply
 from . import _generated
 from ._generated import *  # noqa: F403 (every family module and class)
 from ._runtime import (
@@ -39,7 +39,7 @@ from ._runtime import (
     functions_library,
     integer_from_text,
 )
-from ._wait import MAX_BLOCK_MS, Wake, wait, wait_async
+from ._wait import MAX_BLOCK_MS, Wake, hold, hold_async, wait, wait_async
 from ._machine import is_transient
 from ._worker import (
     MAX_CONCURRENCY,
@@ -78,6 +78,7 @@ __all__ = [
     "JobEnd",
     "JobError",
     "MemoryPolicy",
+    "NotGranted",
     "Param",
     "QuorumLock",
     "RateLimitGroup",
@@ -94,6 +95,8 @@ __all__ = [
     "Worker",
     "float_from_text",
     "functions_library",
+    "hold",
+    "hold_async",
     "integer_from_text",
     "is_transient",
     "pipeline",

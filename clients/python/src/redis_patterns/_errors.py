@@ -53,3 +53,8 @@ class RanOutsideTransaction(redis.exceptions.RedisError):
         )
         self.refused = refused
         self.commands = commands
+
+
+class NotGranted(TimeoutError):
+    """What a ``with`` block asked for (`hold`, `QuorumLock.hold`) was not granted in time:
+    held by others all along. Nothing is held."""

@@ -22,9 +22,11 @@ from __future__ import annotations
 import random
 import secrets
 import time
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterator, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ._errors import NotGranted
 from ._generated import identity_lock as _identity_lock
 from ._generated import redlock as _redlock
 from ._machine import Done, Failed, Op, Pause, Run, drive_each, drive_each_async
@@ -77,10 +79,8 @@ class QuorumLock:
         servers = [redis.Redis(host=h, socket_timeout=0.05, retry=Retry(NoBackoff(), 0))
                    for h in ("a", "b", "c")]
         lock = QuorumLock("invoice:42")
-        held = lock.acquire(servers, 10_000)
-        if held is not None:
+        with lock.hold(servers, 10_000) as held:   # NotGranted when no attempt got it
             ...                     # work while held.validity() lasts; write with held.fence
-            lock.release(servers, held)
 
     `retries` attempts follow a failed one, each after a random delay below `retry_delay`
     (ms); one acquisition may be extended at most `max_extensions` times, so a stuck
@@ -148,6 +148,33 @@ class QuorumLock:
         """`release` on asyncio clients."""
         op = _identity_lock.release(self.key, held.token)
         return _released(await drive_each_async(_Once(op), servers, self.functions))
+
+    @contextmanager
+    def hold(self, servers: Sequence[SyncClient], ttl: Ms) -> Iterator[Held]:
+        """`acquire` as a ``with`` block, released when it ends (by an exception too);
+        `NotGranted` when every attempt failed.
+
+            with lock.hold(servers, 10_000) as held:
+                ...                 # work while held.validity() lasts; write with held.fence
+        """
+        held = self.acquire(servers, ttl)
+        if held is None:
+            raise NotGranted(f"{self.key}: not held by a majority after {self.retries + 1} attempts")
+        try:
+            yield held
+        finally:
+            self.release(servers, held)
+
+    @asynccontextmanager
+    async def hold_async(self, servers: Sequence[AsyncClient], ttl: Ms) -> AsyncIterator[Held]:
+        """`hold` on asyncio clients: ``async with lock.hold_async(servers, ttl) as held``."""
+        held = await self.acquire_async(servers, ttl)
+        if held is None:
+            raise NotGranted(f"{self.key}: not held by a majority after {self.retries + 1} attempts")
+        try:
+            yield held
+        finally:
+            await self.release_async(servers, held)
 
     def _check(self, servers: Sequence[Any], ttl: Ms) -> None:
         if not servers:

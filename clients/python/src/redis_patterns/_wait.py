@@ -15,11 +15,12 @@ script runs again; pub/sub is never involved.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, List, NamedTuple, Optional, Tuple, TypeVar
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, AsyncIterator, Callable, Iterator, List, NamedTuple, Optional, Tuple, TypeVar
 
 import redis.exceptions
 
-from ._errors import UnexpectedReply
+from ._errors import NotGranted, UnexpectedReply
 from ._runtime import AsyncClient, Call, Execute, Plan, SyncClient, drive, drive_async
 
 R = TypeVar("R")
@@ -149,3 +150,56 @@ async def wait_async(
     """`wait`, on an asyncio connection."""
     plan = until(attempt, ready, timeout, token, functions)
     return await drive_async(plan, client)
+
+
+@contextmanager
+def hold(
+    client: SyncClient,
+    attempt: Callable[[Any], Call[R]],
+    ready: Callable[[R], bool],
+    release: Call[Any],
+    timeout: float,
+    *,
+    token: Optional[str] = None,
+    functions: bool = False,
+) -> Iterator[R]:
+    """`wait` as a ``with`` block: enters with the ready reply, and runs `release` when the
+    block ends, by an exception too; raises `NotGranted` when `timeout` passed first.
+
+        permits = Semaphore("slots")
+        with hold(r, lambda _: permits.acquire(token, 1, 30_000, 10, place=5_000),
+                  lambda reply: reply[0] is not None, permits.release(token),
+                  timeout=5.0, token=token):
+            ...                     # one of the permits is this block's
+
+    The lease still runs on the server: a block that outlives it loses what it held
+    (extend it from the block, or take a lease longer than the work).
+    """
+    granted = wait(client, attempt, ready, timeout, token=token, functions=functions)
+    if granted is None:
+        raise NotGranted(f"{release.script.name.split('/')[0]}: not granted within {timeout} s")
+    try:
+        yield granted
+    finally:
+        release.run(client, functions=functions)
+
+
+@asynccontextmanager
+async def hold_async(
+    client: AsyncClient,
+    attempt: Callable[[Any], Call[R]],
+    ready: Callable[[R], bool],
+    release: Call[Any],
+    timeout: float,
+    *,
+    token: Optional[str] = None,
+    functions: bool = False,
+) -> AsyncIterator[R]:
+    """`hold` on an asyncio connection: ``async with hold_async(...) as granted``."""
+    granted = await wait_async(client, attempt, ready, timeout, token=token, functions=functions)
+    if granted is None:
+        raise NotGranted(f"{release.script.name.split('/')[0]}: not granted within {timeout} s")
+    try:
+        yield granted
+    finally:
+        await release.run_async(client, functions=functions)
