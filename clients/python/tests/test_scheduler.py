@@ -1,6 +1,6 @@
 """The Scheduler, sync and asyncio: several schedulers add each run of a schedule once, a
-sleeping scheduler wakes when a schedule is set, and a cron schedule, whose times only
-the Rust crate computes, is refused."""
+sleeping scheduler wakes when a schedule is set, and a cron schedule fires at the times
+the app's `CronTimes` computes, or is refused without one."""
 
 from __future__ import annotations
 
@@ -85,6 +85,48 @@ def test_an_asyncio_scheduler_fires_and_stops(server: Server, r: redis.Redis) ->
 
     report = asyncio.run(main())
     assert report.added == len(job_ids(r, "ticks-async")) >= 3
+
+
+class EverySeconds:
+    """A `CronTimes` for expressions ``*/<n> * * * * *`` alone: every n seconds, from the
+    epoch on, in any time zone."""
+
+    def step(self, expr: str) -> int:
+        head, _, rest = expr.partition(" ")
+        assert head.startswith("*/") and rest == "* * * * *", expr
+        return int(head[2:]) * 1000
+
+    def next(self, expr: str, tz: str, after_ms: int) -> int:
+        step = self.step(expr)
+        return (after_ms // step + 1) * step
+
+    def previous(self, expr: str, tz: str, before_ms: int) -> Optional[int]:
+        step = self.step(expr)
+        return (before_ms - 1) // step * step
+
+
+def test_cron_times_are_the_latest_missed_then_the_next_ones() -> None:
+    cron = EverySeconds()
+    assert rp.cron_times(cron, "*/1 * * * * *", "UTC", 1000, 5500, 2) == [4000, 5000, 6000, 7000, 8000]
+    assert rp.cron_times(cron, "*/1 * * * * *", "UTC", 1000, 5500, 1) == [5000, 6000, 7000, 8000]
+    # None missed after the run: the next times only, after it.
+    assert rp.cron_times(cron, "*/1 * * * * *", "UTC", 5000, 5500, 3) == [6000, 7000, 8000]
+    # Never more than fire takes.
+    assert len(rp.cron_times(cron, "*/1 * * * * *", "UTC", 0, 500_000, 100)) == rp._scheduler.MAX_CRON_TIMES
+
+
+def test_a_cron_schedule_fires_at_the_times_the_app_computes(server: Server, r: redis.Redis) -> None:
+    rp.WorkQueue("cron-app").set_schedule("each-second", 0, "*/1 * * * * *", "Europe/Paris", 0, 0, "", b"x",
+                                          False, first=server_ms(r) - 1).run(r)
+    stop = threading.Event()
+    run = Running(lambda: Scheduler("cron-app", cron=EverySeconds()).run(server.client(), stop))
+    poll(lambda: len(job_ids(r, "cron-app")) >= 3, "three runs")
+    stop.set()
+    report = run.result()
+    times = [int(i.split(":")[1]) for i in job_ids(r, "cron-app")]
+    # The first run is where it was set; each later one on a whole second.
+    assert all(t % 1000 == 0 for t in sorted(times)[1:]), times
+    assert report.added == len(times) == len(set(times)) >= 3, (times, report)
 
 
 def test_a_cron_schedule_is_refused(server: Server, r: redis.Redis) -> None:

@@ -54,7 +54,7 @@ from ._worker import (
     Worker,
     WorkReport,
 )
-from ._scheduler import ScheduleReport, Scheduler
+from ._scheduler import CronTimes, ScheduleReport, Scheduler, cron_times
 from ._events import Event, Events, JobEnd, wait_for_job, wait_for_job_async
 from ._redlock import Held, QuorumLock
 
@@ -68,6 +68,7 @@ __all__ = [
     "Backoff",
     "Batch",
     "Call",
+    "CronTimes",
     "Event",
     "Events",
     "EvictingServer",
@@ -93,6 +94,7 @@ __all__ = [
     "Wake",
     "WorkReport",
     "Worker",
+    "cron_times",
     "float_from_text",
     "functions_library",
     "hold",

@@ -13,7 +13,7 @@ added once however often it is sent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, List, NamedTuple, Optional, Protocol, Sequence, Tuple, Union
 
 from ._errors import InvalidInput, UnexpectedReply
 from ._generated import work_queue as _wq
@@ -44,6 +44,60 @@ BLOCK_STEP = 0.2
 stop flag."""
 
 _Due = Tuple[int, Optional[int], List[Tuple[str, int, int, int, str, str, int]], str]
+
+MAX_CRON_TIMES = 101
+"""The most times one fire of a cron schedule takes: ``work_queue/fire``'s bound."""
+
+
+class CronTimes(Protocol):
+    """What computes a cron expression's times for a `Scheduler`: the package reads no
+    cron expression itself (it depends on redis-py alone), so an app that has cron
+    schedules gives one, built on the cron library it likes. Times are Unix ms; `tz` is
+    the schedule's IANA time zone. The Rust crate's scheduler reads the expressions with
+    croner (five fields, or six with seconds first, and its extensions), so give one that
+    reads them alike when both fire the same queue.
+
+        from croniter import croniter
+        from datetime import datetime
+        from zoneinfo import ZoneInfo
+
+        class Croniter:
+            def next(self, expr: str, tz: str, after_ms: int) -> int:
+                at = datetime.fromtimestamp(after_ms / 1000, ZoneInfo(tz))
+                return int(croniter(expr, at).get_next(float) * 1000)
+
+            def previous(self, expr: str, tz: str, before_ms: int) -> Optional[int]:
+                at = datetime.fromtimestamp(before_ms / 1000, ZoneInfo(tz))
+                return int(croniter(expr, at).get_prev(float) * 1000)
+    """
+
+    def next(self, expr: str, tz: str, after_ms: int) -> int:
+        """The expression's first time strictly after `after_ms`."""
+
+    def previous(self, expr: str, tz: str, before_ms: int) -> Optional[int]:
+        """The expression's last time strictly before `before_ms`; None when none is."""
+
+
+def cron_times(cron: CronTimes, expr: str, tz: str, run: int, now: int, n: int) -> List[int]:
+    """The times ``work_queue/fire`` takes for a cron schedule whose run `run` came due by
+    `now`: the latest `n` times after `run` up to `now`, then times after `now`, in order,
+    at most `MAX_CRON_TIMES` in all (the Rust scheduler's ``cron_times``)."""
+    back: List[int] = []
+    before = now + 1
+    while len(back) < n:
+        t = cron.previous(expr, tz, before)
+        if t is None or not run < t <= now:
+            break
+        back.append(t)
+        before = t
+    times = back[::-1]
+    at = now
+    for _ in range(min(MAX_CRON_TIMES - len(times), 3)):
+        t = cron.next(expr, tz, at)
+        if (not times or t > times[-1]) and t > run:
+            times.append(t)
+        at = t
+    return times
 
 
 @dataclass
@@ -126,14 +180,19 @@ class _Firing:
         return Pause(at.pause)
 
     def _fire(self, row: Tuple[str, int, int, int, str, str, int], now_ms: int) -> Call[Any]:
-        name, run, revision, every, cron, _, _ = row
+        name, run, revision, every, expr, tz, catch_up = row
+        times: Sequence[int] = []
         if every == 0:
-            why = (
-                f"schedule `{name}` runs at the times of the cron expression `{cron}`, which only a "
-                "caller can compute: fire it from the Rust crate's Scheduler (feature `cron`)"
-            )
-            raise InvalidInput(_wq.FIRE.name, "BAD_TIMES", "times", why)
-        return self.scheduler.family.fire(name, run, revision, [])
+            cron = self.scheduler.cron
+            if cron is None:
+                why = (
+                    f"schedule `{name}` runs at the times of the cron expression `{expr}`, which only "
+                    "a caller can compute: give the Scheduler `cron` (see CronTimes), or fire it from "
+                    "the Rust crate's Scheduler (feature `cron`)"
+                )
+                raise InvalidInput(_wq.FIRE.name, "BAD_TIMES", "times", why)
+            times = cron_times(cron, expr, tz, run, now_ms, max(catch_up, 1))
+        return self.scheduler.family.fire(name, run, revision, times)
 
     def _sleep(self, due: _Due) -> _Sleep:
         """After a read that found nothing due: block until the next run time, at most
@@ -180,9 +239,8 @@ class Scheduler:
     schedulers, so run one in every process that likes. It reads up to `batch` due
     schedules, fires each and reads again; with nothing due it blocks until the earliest
     next run time, at most `max_wait` (ms), on the schedules' wake stream, so a schedule
-    set meanwhile wakes it at once. Fires ``every`` schedules; a cron schedule's times are
-    computed by the caller, which the Rust crate's scheduler does (this one raises
-    `InvalidInput` for one).
+    set meanwhile wakes it at once. A cron schedule's times are the caller's to compute:
+    give `cron` (see `CronTimes`), or it raises `InvalidInput` (``BAD_TIMES``) at one.
 
         from threading import Event
         from redis_patterns import Scheduler, WorkQueue
@@ -198,9 +256,11 @@ class Scheduler:
         *,
         batch: int = MAX_SCHEDULES_PAGE,
         max_wait: Ms = 1000,
+        cron: Optional[CronTimes] = None,
         functions: bool = False,
     ) -> None:
         self.family = queue if isinstance(queue, _wq.WorkQueue) else _wq.WorkQueue(queue)
+        self.cron = cron
         self.family.due(batch)  # the header's rule for `batch`, checked now
         self.batch = batch
         self.max_wait_ms = max(_ms(max_wait), 1)
