@@ -177,7 +177,7 @@ def hold(
     """
     granted = wait(client, attempt, ready, timeout, token=token, functions=functions)
     if granted is None:
-        raise NotGranted(f"{release.script.name.split('/')[0]}: not granted within {timeout} s")
+        raise _not_granted(release, timeout)
     try:
         yield granted
     finally:
@@ -198,8 +198,12 @@ async def hold_async(
     """`hold` on an asyncio connection: ``async with hold_async(...) as granted``."""
     granted = await wait_async(client, attempt, ready, timeout, token=token, functions=functions)
     if granted is None:
-        raise NotGranted(f"{release.script.name.split('/')[0]}: not granted within {timeout} s")
+        raise _not_granted(release, timeout)
     try:
         yield granted
     finally:
         await release.run_async(client, functions=functions)
+
+
+def _not_granted(release: Call[Any], timeout: float) -> NotGranted:
+    return NotGranted(f"{release.script.name.split('/')[0]}: not granted within {timeout} s")
