@@ -271,8 +271,9 @@ struct ScriptCtx {
     doc: String,
     encode: String,
     keys: String,
-    /// The reply's decoder, built once at import as `_<CONSTANT>_REPLY`.
+    /// The reply's decoder, an expression of the runtime's.
     decode: String,
+    /// The decoder's name, `_<CONSTANT>_REPLY`: built once, at import.
     reply: String,
 }
 
@@ -671,6 +672,8 @@ fn method_ctx(
     let mut values: Vec<(String, Source)> = Vec::new();
     let mut each: Vec<(String, String)> = Vec::new();
     let mut keys = Vec::new();
+    // Whether a key is named per call from `_names`, which the method then builds.
+    let mut names_per_call = false;
     let call_scope = |param: &str,
                       own: &mut Vec<(String, String, Option<String>)>,
                       values: &mut Vec<(String, Source)>| {
@@ -723,6 +726,7 @@ fn method_ctx(
                         .iter()
                         .any(|(p, source)| p == param && matches!(source, Source::Instance(None)))
             });
+            names_per_call |= !of_instance;
             keys.push(if of_instance {
                 format!("self._keys[{}]", constants[0])
             } else {
@@ -775,6 +779,7 @@ fn method_ctx(
             };
             each.push((param.to_owned(), source));
         }
+        names_per_call = true;
         keys.push(format!(
             "*_rt.rounds({constant}, {}, _names, {})",
             tuple_literal(&constants),
@@ -857,7 +862,7 @@ fn method_ctx(
         doc: docstring(&method_doc(script, &name), "        "),
         encode: format!("{constant}.encode({})", encode.join(", ")),
         values,
-        names_per_call: keys.iter().any(|k| k.contains("_names")),
+        names_per_call,
         keys,
         constant: constant.clone(),
         reply: ctx.reply.clone(),
