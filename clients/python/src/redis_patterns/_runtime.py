@@ -62,9 +62,9 @@ after the server answered that it lacks it: a flush can land between the load an
 call, but not this many times in a row unless something flushes continuously."""
 
 _RAW = {NEVER_DECODE: True}
+"""Replies as bytes whatever the client's ``decode_responses``: the reply types decide."""
 
 _HEX = re.compile(rb"[0-9a-fA-F]*")
-"""Replies as bytes whatever the client's ``decode_responses``: the reply types decide."""
 
 
 # The one rule for numbers, as every script reads its arguments.

@@ -45,7 +45,7 @@ stop flag."""
 
 _Due = Tuple[int, Optional[int], List[Tuple[str, int, int, int, str, str, int]], str]
 
-MAX_CRON_TIMES = 101
+MAX_CRON_TIMES: int = _param(_wq.FIRE, "times").most or 1
 """The most times one fire of a cron schedule takes: ``work_queue/fire``'s bound."""
 
 
