@@ -5,6 +5,7 @@ FCALL through the Functions library, asyncio, and a cluster."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import math
 import os
@@ -16,6 +17,7 @@ import redis
 import redis.asyncio
 import redis.asyncio.cluster
 import redis.connection
+from redis.crc import key_slot
 
 import redis_patterns as rp
 from redis_patterns import (
@@ -456,3 +458,77 @@ def test_a_lock_is_shared_with_a_token_any_client_sees(r: redis.Redis) -> None:
     assert identity_lock.release("report:lock", "guess").run(r) is False
     assert lock.release("secret").run(r) is True
     assert fixed_length_queue.enqueue("q", 2, [b"a", b"b", b"c"]).run(r) == (2, 0)
+
+
+def move_slot(cluster: Cluster, slot: int, to: Server) -> None:
+    """Gives the empty `slot` to the master `to`, telling every master (the target
+    first), as a resharding ends; the clients' slot maps go stale."""
+    with to.client() as c:
+        target = c.execute_command("CLUSTER", "MYID").decode()
+    for node in [to] + [n for n in cluster.nodes if n is not to]:
+        with node.client() as c:
+            c.execute_command("CLUSTER", "SETSLOT", slot, "NODE", target)
+
+
+def owner_of(cluster: Cluster, slot: int) -> Server:
+    with cluster.nodes[0].client() as c:
+        ranges = c.execute_command("CLUSTER", "SLOTS")
+    port = next(master[1] for first, last, master, *_ in ranges if first <= slot <= last)
+    return next(n for n in cluster.nodes if n.port == port)
+
+
+def test_a_cluster_batch_follows_a_moved_slot(cluster: Cluster) -> None:
+    """A batch sent with a slot map from before a resharding gets MOVED, which ran
+    nothing: it reads the new map and goes to the slot's new node, each call once, as a
+    pipeline and as a transaction."""
+    rc = cluster.client()
+    key = "{resharded}:q"
+    slot = cast(Any, rc).keyslot(key)
+    home = owner_of(cluster, slot)
+    away = next(n for n in cluster.nodes if n is not home)
+    try:
+        assert FixedLengthQueue(key).enqueue(10, [b"0"]).run(rc) == (1, 0)  # the map is warm
+        rc.delete(key)
+        for transaction, to in ((False, away), (True, home)):
+            move_slot(cluster, slot, to)
+            batch = Batch(transaction=transaction)
+            slots = [batch.add(FixedLengthQueue(key).enqueue(10, [b"1"])) for _ in range(2)]
+            batch.run(rc)
+            assert [s.result() for s in slots] == [(1, 0)] * 2
+            with to.client() as c:
+                assert c.lrange(key, 0, -1) == [b"1", b"1"], "each call ran once, on the new node"
+                c.delete(key)
+    finally:
+        for node in cluster.nodes:  # the slot's keys go, wherever it ended, so it can move back
+            with node.client() as c, contextlib.suppress(redis.exceptions.ResponseError):
+                c.delete(key)
+        move_slot(cluster, slot, home)
+        rc.close()
+
+
+def test_an_asyncio_cluster_batch_follows_a_moved_slot(cluster: Cluster) -> None:
+    key = "{resharded-async}:q"
+    slot = key_slot(key.encode())
+    home = owner_of(cluster, slot)
+    away = next(n for n in cluster.nodes if n is not home)
+
+    async def main() -> List[Any]:
+        client = redis.asyncio.cluster.RedisCluster(host="127.0.0.1", port=cluster.nodes[0].port)
+        try:
+            await client.initialize()  # the map of before the move
+            move_slot(cluster, slot, away)
+            async with rp.transaction_async(client) as batch:
+                slots = [batch.add(FixedLengthQueue(key).enqueue(10, [b"1"])) for _ in range(2)]
+            return [s.result() for s in slots]
+        finally:
+            await client.aclose()
+
+    try:
+        assert asyncio.run(main()) == [(1, 0)] * 2
+        with away.client() as c:
+            assert c.lrange(key, 0, -1) == [b"1", b"1"]
+    finally:
+        for node in cluster.nodes:
+            with node.client() as c, contextlib.suppress(redis.exceptions.ResponseError):
+                c.delete(key)
+        move_slot(cluster, slot, home)

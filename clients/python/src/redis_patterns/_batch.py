@@ -16,6 +16,7 @@ from ._runtime import (
     AsyncClient,
     Call,
     Plan,
+    RefreshSlots,
     RoundTrip,
     Script,
     SyncClient,
@@ -41,7 +42,9 @@ class Batch:
 
     On a cluster every call of a batch must be in one hash slot (give the keys one hash
     tag): the batch runs on that slot's node, and one over several slots is refused before
-    anything is sent. Replies are read from the `Slot` each `add` returns:
+    anything is sent. A batch that meets ``MOVED`` (a resharding moved its slot), which
+    ran none of the calls it answers, reads the slot map again and sends them to the new
+    node. Replies are read from the `Slot` each `add` returns:
 
         batch = Batch(transaction=True)
         kept = batch.add(FixedLengthQueue("{q}:jobs").enqueue(100, [b"job"]))
@@ -95,10 +98,18 @@ class Batch:
             if self.transaction:
                 commands = [("MULTI",), *commands, ("EXEC",)]
             replies = yield RoundTrip(commands, route)
-            if self.transaction:
-                replies = _unwrap_transaction(replies, len(commands) - 2)
-            pending = self._file(pending, scripts, replies, values)
             attempt += 1
+            if self.transaction:
+                if cluster and attempt <= NOSCRIPT_ATTEMPTS and any(_is_moved(r) for r in replies):
+                    # Refused while queued (EXECABORT): nothing ran; all again, elsewhere.
+                    yield RefreshSlots()
+                    continue
+                replies = _unwrap_transaction(replies, len(commands) - 2)
+            again = self._file(pending, scripts, replies, values)
+            moved = [i for i in pending if _is_moved(values[i])] if cluster else []
+            if moved and attempt <= NOSCRIPT_ATTEMPTS:
+                yield RefreshSlots()
+            pending = sorted(set(again) | set(moved))
         self._values = values
 
     def _file(self, sent: List[int], scripts: List[Script], replies: List[Any], values: List[Any]) -> List[int]:
@@ -155,6 +166,13 @@ class Slot(Generic[T]):
         if values is None:
             raise RuntimeError("the batch has not run yet: call run() or run_async() first")
         return self._call.result(values[self._index])
+
+
+def _is_moved(reply: Any) -> bool:
+    """Whether `reply` is ``MOVED``: the node does not own the slot, and ran nothing."""
+    return isinstance(reply, redis.exceptions.MovedError) or (
+        isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith("MOVED ")
+    )
 
 
 def _distinct(scripts: Iterator[Script]) -> List[Script]:

@@ -580,6 +580,10 @@ class LoadFunctions(NamedTuple):
     """``FUNCTION LOAD REPLACE`` of the package's library (every primary of a cluster)."""
 
 
+class RefreshSlots(NamedTuple):
+    """Read a cluster's slot map again (after ``MOVED``: a resharding moved a slot)."""
+
+
 class RoundTrip(NamedTuple):
     """Send these commands in one round trip to the node of `route` (a key), as a plain
     pipeline; every reply, error replies as exception objects."""
@@ -588,7 +592,7 @@ class RoundTrip(NamedTuple):
     route: Optional[str]
 
 
-Request = Union[Execute, LoadScript, LoadFunctions, RoundTrip]
+Request = Union[Execute, LoadScript, LoadFunctions, RefreshSlots, RoundTrip]
 Plan = Generator[Request, Any, T]
 
 
@@ -692,6 +696,8 @@ def drive(plan: Plan[T], client: Any) -> T:
             _loaded(request.script, client.script_load(request.script.source))
         elif isinstance(request, LoadFunctions):
             client.function_load(functions_library(), replace=True)
+        elif isinstance(request, RefreshSlots):
+            client.nodes_manager.initialize()
         else:
             reply = _round_trip(client, request)
 
@@ -713,6 +719,8 @@ async def drive_async(plan: Plan[T], client: Any) -> T:
             _loaded(request.script, await client.script_load(request.script.source))
         elif isinstance(request, LoadFunctions):
             await client.function_load(functions_library(), replace=True)
+        elif isinstance(request, RefreshSlots):
+            await client.nodes_manager.initialize()
         else:
             reply = await _round_trip_async(client, request)
 
