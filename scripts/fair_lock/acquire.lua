@@ -191,7 +191,16 @@ local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
 if tail and not safe_integer(tail, 0, 9007199254740990) then
   return redis.error_reply('BAD_QUEUE the last ticket of the queue is ' .. shown(tail) .. ', not a ticket')
 end
-redis.call('ZCARD', places)
+local waiters = redis.call('ZCARD', places)
+
+-- Uncontended: the lock free and nobody in line, so no place lapsed and none to keep. It
+-- is taken at once, the queue's keys untouched (as joining and leaving would leave them).
+if not owner_token and not tail and waiters == 0 then
+  local fencing = redis.call('INCR', fence)
+  redis.call('HSET', owner, 't', token, 'f', fencing)
+  redis.call('PEXPIRE', owner, lease)
+  return {fencing, id, 0}
+end
 local now = now_ms()
 
 -- Lapsed places go: at the head first (so that the queue moves), then anywhere.
