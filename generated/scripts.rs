@@ -1415,7 +1415,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "0f89c4d58968d7942bcaedebd9c4f4f1e5415b59",
+        sha1: "3f71db790171b2760be161829cbb2f208c64c82a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
@@ -1466,7 +1466,7 @@ pub mod fair_lock {
     #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
     #[doc = " frees it. A waiter that gives up calls `cancel`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `0f89c4d58968d7942bcaedebd9c4f4f1e5415b59`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `3f71db790171b2760be161829cbb2f208c64c82a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]

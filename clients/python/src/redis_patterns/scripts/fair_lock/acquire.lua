@@ -193,13 +193,18 @@ if tail and not safe_integer(tail, 0, 9007199254740990) then
 end
 local waiters = redis.call('ZCARD', places)
 
--- Uncontended: the lock free and nobody in line, so no place lapsed and none to keep. It
--- is taken at once, the queue's keys untouched (as joining and leaving would leave them).
-if not owner_token and not tail and waiters == 0 then
+-- The lock is `token`'s for `lease`, under the fence's next number: the reply.
+local function take(wake_last)
   local fencing = redis.call('INCR', fence)
   redis.call('HSET', owner, 't', token, 'f', fencing)
   redis.call('PEXPIRE', owner, lease)
-  return {fencing, id, 0}
+  return {fencing, wake_last, 0}
+end
+
+-- Uncontended: the lock free and nobody in line, so no place lapsed and none to keep. It
+-- is taken at once, the queue's keys untouched (as joining and leaving would leave them).
+if not owner_token and not tail and waiters == 0 then
+  return take(id)
 end
 local now = now_ms()
 
@@ -247,10 +252,7 @@ if not owner_token and redis.call('ZRANGE', queue, 0, 0)[1] == token then
   redis.call('ZREM', queue, token)
   redis.call('ZREM', places, token)
   expire_after_last(places, queue, now)
-  local fencing = redis.call('INCR', fence)
-  redis.call('HSET', owner, 't', token, 'f', fencing)
-  redis.call('PEXPIRE', owner, lease)
-  return {fencing, id, 0}
+  return take(id)
 end
 expire_after_last(places, queue, now)
 
