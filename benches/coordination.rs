@@ -160,6 +160,7 @@ impl Kind {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Side {
     FairLock,
+    FairLockBarging,
     SemaphoreFifo,
     SemaphoreAny,
     Peer(PeerLib),
@@ -249,7 +250,8 @@ impl PeerLib {
 impl Side {
     fn label(self) -> String {
         match self {
-            Side::FairLock => "crate FairLock".into(),
+            Side::FairLock => "crate FairLock (Fifo)".into(),
+            Side::FairLockBarging => "crate FairLock (Any)".into(),
             Side::SemaphoreFifo => "crate Semaphore (Fifo)".into(),
             Side::SemaphoreAny => "crate Semaphore (Any)".into(),
             Side::Peer(PeerLib::RedisSemaphore) => "redis-semaphore".into(),
@@ -291,9 +293,15 @@ fn crate_run(
 ) -> Run {
     let mut probe = server.connection();
     let cons: Vec<_> = (0..contenders).map(|_| server.connection()).collect();
-    let lock = FairLock::new(name).unwrap();
+    let lock = FairLock::new(name)
+        .unwrap()
+        .with_order(if side == Side::FairLockBarging {
+            Order::Any
+        } else {
+            Order::Fifo
+        });
     let semaphore = Semaphore::new(name).unwrap();
-    if side != Side::FairLock {
+    if !matches!(side, Side::FairLock | Side::FairLockBarging) {
         semaphore.set_capacity(CAPACITY).run(&mut probe).unwrap();
     }
     // One hold per contender, untimed: as the peers' warm-up.
@@ -354,7 +362,7 @@ fn acquire_release(
 ) -> Instant {
     let acquired;
     match side {
-        Side::FairLock => {
+        Side::FairLock | Side::FairLockBarging => {
             let token = FairLock::random_token();
             let fence = lock
                 .acquire_within(con, &token, LEASE, ACQUIRE_TIMEOUT)
@@ -752,8 +760,8 @@ fn main() {
     for &kind in &kinds {
         for &c in &contenders {
             let mut sides: Vec<Side> = match kind {
-                Kind::Mutex => vec![Side::FairLock],
-                Kind::Semaphore => vec![Side::SemaphoreFifo, Side::SemaphoreAny],
+                Kind::Mutex => vec![Side::FairLockBarging, Side::FairLock],
+                Kind::Semaphore => vec![Side::SemaphoreAny, Side::SemaphoreFifo],
             };
             sides.extend(
                 peers
@@ -829,15 +837,22 @@ fn main() {
     let mut crate_wake: Vec<(String, f64)> = Vec::new();
     for (kind, c, sides) in &table {
         println!("{} ×{c}", kind.name());
-        // The crate's best row of the cell is what the peers are compared with: its first.
+        // The crate's first row of the cell (its barging mode) is what the peers and its
+        // other rows are compared with.
         let (crate_rate, crate_cpu) = (
             median(sides[0].1.rate.clone()),
             median(sides[0].1.server.clone()),
         );
-        for (side, t) in sides {
+        for (i, (side, t)) in sides.iter().enumerate() {
             let (rate, cpu) = (median(t.rate.clone()), median(t.server.clone()));
-            let ratios = if side.is_crate() {
+            let ratios = if side.is_crate() && i == 0 {
                 String::new()
+            } else if side.is_crate() {
+                format!(
+                    "{} ops/s, {} µs of the first row",
+                    times(rate / crate_rate),
+                    times(cpu / crate_cpu)
+                )
             } else {
                 rate_ratios.push((
                     format!("{} ×{c} {}", kind.name(), side.label()),

@@ -2102,6 +2102,20 @@ fn cases() -> Vec<Case> {
                 "999999999999999".into(),
                 "999999999999999".into(),
                 "1000".into(),
+                "fifo".into(),
+            ]),
+        },
+        Case {
+            script: "fair_lock/acquire",
+            input: "barging: 1000 lapsed places dropped, a queue of 100,000 goes first",
+            setup: |con, k| fair_state(con, k, 100_000, 1000),
+            keys: Keys::of("fair_lock/acquire", FAIR_LOCK),
+            args: strings([
+                TOKEN.into(),
+                "999999999999999".into(),
+                "999999999999999".into(),
+                "1000".into(),
+                "any".into(),
             ]),
         },
         Case {
@@ -2120,8 +2134,8 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "fair_lock/release",
-            input: "the holder",
-            setup: |con, k| fair_state(con, k, 0, 0),
+            input: "the holder, 100,000 waiting: rings the bell",
+            setup: |con, k| fair_state(con, k, 100_000, 0),
             keys: Keys::of("fair_lock/release", FAIR_LOCK),
             args: strings([TOKEN.into()]),
         },

@@ -1360,7 +1360,7 @@ pub mod fair_lock {
             OWNER.forms[0].build(&[name])
         }
 
-        #[doc = " The template of `queue` (a zset), `{<name>}:queue`: waiting token -> ticket, in order of arrival"]
+        #[doc = " The template of `queue` (a zset), `{<name>}:queue`: waiting token -> ticket, in order of arrival (`fifo` callers)"]
         #[doc = ""]
         #[doc = " Build its name with [`queue()`]."]
         pub static QUEUE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:queue", forms: &[crate::KeyForm { text: "{<name>}:queue", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":queue")] }] };
@@ -1372,7 +1372,7 @@ pub mod fair_lock {
             QUEUE.forms[0].build(&[name])
         }
 
-        #[doc = " The template of `places` (a zset), `{<name>}:places`: waiting token -> place deadline (ms, server clock)"]
+        #[doc = " The template of `places` (a zset), `{<name>}:places`: waiting token -> place deadline (ms, server clock), every waiter"]
         #[doc = ""]
         #[doc = " Build its name with [`places()`]."]
         pub static PLACES: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:places", forms: &[crate::KeyForm { text: "{<name>}:places", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":places")] }] };
@@ -1396,50 +1396,52 @@ pub mod fair_lock {
             FENCE.forms[0].build(&[name])
         }
 
-        #[doc = " The template of `wake` (a stream), `{<name>}:wake`: the wake stream: an entry each time the lock frees"]
+        #[doc = " The template of `bell` (a list), `{<name>}:bell`: rung once each time the lock frees while someone waits"]
         #[doc = ""]
-        #[doc = " Build its name with [`wake()`]."]
-        pub static WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:wake", forms: &[crate::KeyForm { text: "{<name>}:wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":wake")] }] };
+        #[doc = " Build its name with [`bell()`]."]
+        pub static BELL: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:bell", forms: &[crate::KeyForm { text: "{<name>}:bell", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":bell")] }] };
 
-        #[doc = " The name of `wake`: `{<name>}:wake`."]
+        #[doc = " The name of `bell`: `{<name>}:bell`."]
         #[doc = ""]
         #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
-        pub fn wake(name: &str) -> crate::Result<String> {
-            WAKE.forms[0].build(&[name])
+        pub fn bell(name: &str) -> crate::Result<String> {
+            BELL.forms[0].build(&[name])
         }
     }
 
-    #[doc = " `fair_lock/acquire`: Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue."]
+    #[doc = " `fair_lock/acquire`: Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long to wait."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`acquire()`]."]
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "3f71db790171b2760be161829cbb2f208c64c82a",
+        sha1: "94057ebfd623bb9afcf0daa1950896564d6f65c7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
-        summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
-        description: "Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,\nin order of arrival) with a place that lasts `place_lease` (`places`: token ->\ndeadline, server clock). Each later call renews the place, so a waiter keeps its place\nby waiting (calling again at least every `place_lease`, which the reply's wait allows),\nand a waiter that dies loses it within one `place_lease`. The call takes the lock when\nthe lock is free and the token is first in the queue; the lock then lasts `lease` and\nits fencing token is the next number of the `fence` counter, which never goes back\n(`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they\nare in the queue: lapsed places at the head first, then the earliest lapsed anywhere;\ndropping any wakes the waiters. The holder calling again keeps the lock (its lease runs\n`lease` from now) and its fencing token: the lock is not reentrant, one `release`\nfrees it. A waiter that gives up calls `cancel`.",
+        summary: "Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long to wait.",
+        description: "Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:\ntoken -> ticket, in order of arrival), and the lock goes to the first in line. With\n`any` the caller barges: it takes the lock whenever it is free and nobody waits in\nline, the way a `SET NX` lock does, but woken by the bell rather than polling. Either\nway a caller that waits has a place that lasts `place_lease` (`places`: token ->\ndeadline, server clock), which each later call renews: a waiter keeps it by waiting\n(calling again at least every `place_lease`, which the reply's wait allows), and one\nthat dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and\nits fencing token is the next number of the `fence` counter, which never goes back\n(`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in\nline's when it lapsed, then the earliest lapsed anywhere. A caller that is not\ngranted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and\ncalls again: a release rings it once, which wakes the one waiter blocked longest, and a\nwoken waiter that cannot take the free lock rings it again for the next, a bounded\nnumber of times. The holder calling again keeps the lock (its lease runs `lease` from\nnow) and its fencing token: the lock is not reentrant, one `release` frees it. A\nwaiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the\ncall takes the lock without touching the queue's keys.",
         keys: &[
             crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
-            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival", template: Some(&keys::QUEUE) },
-            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock)", template: Some(&keys::PLACES) },
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival (`fifo` callers)", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock), every waiter", template: Some(&keys::PLACES) },
             crate::Param { name: "fence", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the counter the fencing tokens come from; never deleted", template: Some(&keys::FENCE) },
-            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung once each time the lock frees while someone waits", template: Some(&keys::BELL) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the waiter's 128 random bits, the same for each call of one wait", template: None },
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the lock lasts once taken", template: None },
             crate::Param { name: "place_lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the waiter's place lasts from this call", template: None },
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lapsed places dropped first", template: None },
+            crate::Param { name: "order", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["fifo", "any"]), doc: "first come first served, or barging", template: None },
         ],
-        returns: crate::Returns { ty: "(uint, string, uint)", doc: "the fencing token (0: not yet), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)" },
+        returns: crate::Returns { ty: "(uint, uint)", doc: "the fencing token (0: not yet), then the most ms to block on the bell before calling again (for a 0)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 4 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_PLACE_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_ORDER", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds a field these scripts never write, or a value they did not write" },
             crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
@@ -1448,72 +1450,81 @@ pub mod fair_lock {
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the waiters, M = `limit`",
         defaults: &[
+            crate::Preset { name: "order", value: crate::PresetValue::Text("fifo"), doc: "FairLock::new: first come, first served" },
         ],
     };
 
-    #[doc = " Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue."]
+    #[doc = " Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long to wait."]
     #[doc = ""]
-    #[doc = " Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,"]
-    #[doc = " in order of arrival) with a place that lasts `place_lease` (`places`: token ->"]
-    #[doc = " deadline, server clock). Each later call renews the place, so a waiter keeps its place"]
-    #[doc = " by waiting (calling again at least every `place_lease`, which the reply's wait allows),"]
-    #[doc = " and a waiter that dies loses it within one `place_lease`. The call takes the lock when"]
-    #[doc = " the lock is free and the token is first in the queue; the lock then lasts `lease` and"]
+    #[doc = " Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:"]
+    #[doc = " token -> ticket, in order of arrival), and the lock goes to the first in line. With"]
+    #[doc = " `any` the caller barges: it takes the lock whenever it is free and nobody waits in"]
+    #[doc = " line, the way a `SET NX` lock does, but woken by the bell rather than polling. Either"]
+    #[doc = " way a caller that waits has a place that lasts `place_lease` (`places`: token ->"]
+    #[doc = " deadline, server clock), which each later call renews: a waiter keeps it by waiting"]
+    #[doc = " (calling again at least every `place_lease`, which the reply's wait allows), and one"]
+    #[doc = " that dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and"]
     #[doc = " its fencing token is the next number of the `fence` counter, which never goes back"]
-    #[doc = " (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they"]
-    #[doc = " are in the queue: lapsed places at the head first, then the earliest lapsed anywhere;"]
-    #[doc = " dropping any wakes the waiters. The holder calling again keeps the lock (its lease runs"]
-    #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
-    #[doc = " frees it. A waiter that gives up calls `cancel`."]
+    #[doc = " (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in"]
+    #[doc = " line's when it lapsed, then the earliest lapsed anywhere. A caller that is not"]
+    #[doc = " granted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and"]
+    #[doc = " calls again: a release rings it once, which wakes the one waiter blocked longest, and a"]
+    #[doc = " woken waiter that cannot take the free lock rings it again for the next, a bounded"]
+    #[doc = " number of times. The holder calling again keeps the lock (its lease runs `lease` from"]
+    #[doc = " now) and its fencing token: the lock is not reentrant, one `release` frees it. A"]
+    #[doc = " waiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the"]
+    #[doc = " call takes the lock without touching the queue's keys."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `3f71db790171b2760be161829cbb2f208c64c82a`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `94057ebfd623bb9afcf0daa1950896564d6f65c7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
-    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
-    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock), every waiter"]
     #[doc = " - `fence` (a string, named `{<name>}:fence`): the counter the fencing tokens come from; never deleted"]
-    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the waiter's 128 random bits, the same for each call of one wait"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the lock lasts once taken"]
     #[doc = " - `place_lease` (`ms`, from 1 to 999999999999999 ms): how long the waiter's place lasts from this call"]
     #[doc = " - `limit` (`uint`, from 1 to 1000): the most lapsed places dropped first"]
+    #[doc = " - `order` (`string`, one of `fifo`, `any`): first come first served, or barging"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, string, uint)`): the fencing token (0: not yet), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)"]
+    #[doc = " Returns (`(uint, uint)`): the fencing token (0: not yet), then the most ms to block on the bell before calling again (for a 0)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 4 arguments"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 5 arguments"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_PLACE_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_ORDER`: not one of its choices"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_OWNER`: `owner` holds a field these scripts never write, or a value they did not write"]
     #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
     #[doc = " - `BAD_QUEUE`: the last ticket in `queue` is no whole number from 0 to 2^53 - 2"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's `TIME`."]
-    pub fn acquire(owner: &str, queue: &str, places: &str, fence: &str, wake: &str, token: &str, lease: ::std::time::Duration, place_lease: ::std::time::Duration, limit: u64) -> crate::Op<(u64, String, u64,)> {
-        crate::ScriptCall::new(&ACQUIRE).key(owner).key(queue).key(places).key(fence).key(wake).arg(token).arg(lease).arg(place_lease).arg(limit).finish()
+    pub fn acquire(owner: &str, queue: &str, places: &str, fence: &str, bell: &str, token: &str, lease: ::std::time::Duration, place_lease: ::std::time::Duration, limit: u64, order: &str) -> crate::Op<(u64, u64,)> {
+        crate::ScriptCall::new(&ACQUIRE).key(owner).key(queue).key(places).key(fence).key(bell).arg(token).arg(lease).arg(place_lease).arg(limit).arg(order).finish()
     }
 
-    #[doc = " `fair_lock/cancel`: Gives up `token`'s place in the queue, and wakes the waiters."]
+    #[doc = " `fair_lock/cancel`: Gives up `token`'s place, and rings the bell when it was first in line."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`cancel()`]."]
     pub static CANCEL: crate::Script = crate::Script {
         name: "fair_lock/cancel",
         path: "scripts/fair_lock/cancel.lua",
-        sha1: "e93abdd6c7fb1ca4f6ffaa74e62635311d407080",
+        sha1: "0d7dcd2c504c93b0e875334021f4280c71af2428",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
         flags: &[],
-        summary: "Gives up `token`'s place in the queue, and wakes the waiters.",
-        description: "Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that\nthe waiters behind it need not wait for its place to lapse; one that dies without it\nloses its place within one `place_lease` all the same.",
+        summary: "Gives up `token`'s place, and rings the bell when it was first in line.",
+        description: "Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that\nthe waiters behind it need not wait for its place to lapse; one that dies without it\nloses its place within one `place_lease` all the same. Only the first in line leaving\ncan let another through, so only then does the bell ring (once; a waiter it wakes\nwhile the lock is held blocks again).",
         keys: &[
             crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival", template: Some(&keys::QUEUE) },
             crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock)", template: Some(&keys::PLACES) },
-            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung once each time the lock frees while someone waits", template: Some(&keys::BELL) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the waiter's token", template: None },
@@ -1530,18 +1541,20 @@ pub mod fair_lock {
         ],
     };
 
-    #[doc = " Gives up `token`'s place in the queue, and wakes the waiters."]
+    #[doc = " Gives up `token`'s place, and rings the bell when it was first in line."]
     #[doc = ""]
     #[doc = " Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that"]
     #[doc = " the waiters behind it need not wait for its place to lapse; one that dies without it"]
-    #[doc = " loses its place within one `place_lease` all the same."]
+    #[doc = " loses its place within one `place_lease` all the same. Only the first in line leaving"]
+    #[doc = " can let another through, so only then does the bell ring (once; a waiter it wakes"]
+    #[doc = " while the lock is held blocks again)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `e93abdd6c7fb1ca4f6ffaa74e62635311d407080`)."]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `0d7dcd2c504c93b0e875334021f4280c71af2428`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
     #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)"]
-    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the waiter's token"]
@@ -1554,8 +1567,8 @@ pub mod fair_lock {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the waiters."]
-    pub fn cancel(queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<bool> {
-        crate::ScriptCall::new(&CANCEL).key(queue).key(places).key(wake).arg(token).finish()
+    pub fn cancel(queue: &str, places: &str, bell: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&CANCEL).key(queue).key(places).key(bell).arg(token).finish()
     }
 
     #[doc = " `fair_lock/extend`: Runs the lock's lease `lease` from now if `token` holds it."]
@@ -1564,7 +1577,7 @@ pub mod fair_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "fair_lock/extend",
         path: "scripts/fair_lock/extend.lua",
-        sha1: "507bb45095ec7a841017944b5b200dd09dbbe78b",
+        sha1: "6000e8048cbe6c1d833ff672fc9f58651ba856e4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/extend.lua")),
         flags: &[],
         summary: "Runs the lock's lease `lease` from now if `token` holds it.",
@@ -1595,7 +1608,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. A lease that has passed is not brought back: the holder lost the lock"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `507bb45095ec7a841017944b5b200dd09dbbe78b`)."]
+    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `6000e8048cbe6c1d833ff672fc9f58651ba856e4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1618,52 +1631,50 @@ pub mod fair_lock {
         crate::ScriptCall::new(&EXTEND).key(owner).arg(token).arg(lease).finish()
     }
 
-    #[doc = " `fair_lock/release`: Frees the lock if `token` holds it, and wakes the first live waiter."]
+    #[doc = " `fair_lock/release`: Frees the lock if `token` holds it, and rings the bell once when someone waits."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`release()`]."]
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "e720bd117ea5a58f7caada7d2b25dca1ae7de475",
+        sha1: "00f4715110f74fa349c4a746548603a0ee7d9312",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
-        summary: "Frees the lock if `token` holds it, and wakes the first live waiter.",
-        description: "Beyond the book. The first live waiter in the queue takes it at its next call: the wake\nstream's entry names its token, so it alone runs its script again, and the others keep\nblocking (every waiter, when none of the first ten in line is live).",
+        summary: "Frees the lock if `token` holds it, and rings the bell once when someone waits.",
+        description: "Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in\n`fifo` order usually the first in line, which takes the lock; a woken waiter that\ncannot take it rings again for the next, at most once per waiter. Nobody else wakes.",
         keys: &[
             crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
-            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its ticket: the first live one is woken", template: Some(&keys::QUEUE) },
             crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
-            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung once each time the lock frees while someone waits", template: Some(&keys::BELL) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the lock was taken with", template: None },
         ],
         returns: crate::Returns { ty: "bool", doc: "whether `token` held the lock" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds a field these scripts never write, or a value they did not write" },
         ],
-        clock: Some(crate::Clock::Server),
+        clock: None,
         complexity: "O(1)",
         defaults: &[
         ],
     };
 
-    #[doc = " Frees the lock if `token` holds it, and wakes the first live waiter."]
+    #[doc = " Frees the lock if `token` holds it, and rings the bell once when someone waits."]
     #[doc = ""]
-    #[doc = " Beyond the book. The first live waiter in the queue takes it at its next call: the wake"]
-    #[doc = " stream's entry names its token, so it alone runs its script again, and the others keep"]
-    #[doc = " blocking (every waiter, when none of the first ten in line is live)."]
+    #[doc = " Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in"]
+    #[doc = " `fifo` order usually the first in line, which takes the lock; a woken waiter that"]
+    #[doc = " cannot take it rings again for the next, at most once per waiter. Nobody else wakes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `e720bd117ea5a58f7caada7d2b25dca1ae7de475`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `00f4715110f74fa349c4a746548603a0ee7d9312`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
-    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> its ticket: the first live one is woken"]
     #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
-    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the token the lock was taken with"]
@@ -1671,14 +1682,14 @@ pub mod fair_lock {
     #[doc = " Returns (`bool`): whether `token` held the lock"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_OWNER`: `owner` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(1). Clock: the server's `TIME`."]
-    pub fn release(owner: &str, queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<bool> {
-        crate::ScriptCall::new(&RELEASE).key(owner).key(queue).key(places).key(wake).arg(token).finish()
+    #[doc = " Complexity: O(1)."]
+    pub fn release(owner: &str, places: &str, bell: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&RELEASE).key(owner).key(places).key(bell).arg(token).finish()
     }
 }
 

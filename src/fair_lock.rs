@@ -1,5 +1,5 @@
-//! A lock taken first come, first served, whose waiters hold their places under leases
-//! (beyond the books).
+//! A lock taken first come, first served, whose waiters hold their places under leases,
+//! or in a barging mode (beyond the books).
 //!
 //! A waiter joins a queue with its first attempt and renews its place with each later
 //! one: waiting *is* the heartbeat. It takes the lock when the lock is free and it is
@@ -13,9 +13,10 @@
 //! The lock is not reentrant: the holder asking again keeps the lock and its fencing token
 //! (a retried call is harmless), and one [`release`](FairLock::release) frees it.
 //!
-//! Waiting never depends on pub/sub: a refused attempt answers the wake stream's last id
-//! and how long to block at most (never more than half the place lease, so the waiter
-//! renews its place in time); release, cancel and dropped places append to the stream.
+//! Waiting never depends on pub/sub: a refused attempt answers how long to block on the
+//! lock's bell at most (never more than half the place lease, so the waiter renews its
+//! place in time). A release rings the bell once, which wakes one waiter (see
+//! [Waking one waiter](#waking-one-waiter)).
 //! [`try_acquire`](FairLock::try_acquire) is one attempt ([`Attempt`]);
 //! [`acquire_within`](FairLock::acquire_within) and its async form wait, bounded by a
 //! timeout, through [`wait::until`].
@@ -39,6 +40,16 @@
 //! # Ok(()) }
 //! ```
 //!
+//! ## Barging
+//!
+//! [`with_order(Order::Any)`](FairLock::with_order) makes a lock's waiters barge, as a
+//! `SET NX` lock's do: an attempt takes the lock whenever it is free and nobody waits in
+//! line, so the releaser may take it again at once, and a waiter may wait through many
+//! holds. A barging waiter still has a place (in `places`, not in `queue`), which tells a
+//! release to ring. It costs the server less per hold under contention, and one
+//! lock may have waiters of both kinds: those in line go first. Which mode to pick:
+//! `docs/which-lock.md`.
+//!
 //! ## Keys
 //!
 //! A lock named `name` keeps five keys in `name`'s cluster hash slot (`{name}:…`, or
@@ -46,11 +57,11 @@
 //!
 //! | Key | Type | Holds |
 //! |---|---|---|
-//! | `{name}:owner` | hash | the holder: `t` token, `f` fencing token; expires with its lease |
-//! | `{name}:queue` | zset | waiting token → ticket, in order of arrival |
-//! | `{name}:places` | zset | waiting token → place deadline (ms, server clock) |
+//! | `{name}:owner` | hash | the holder: `t` token, `f` fencing token; expires with its lease (for a second after a release with waiters, `b`: the rings left to pass on) |
+//! | `{name}:queue` | zset | waiting token → ticket, in order of arrival (waiters in line) |
+//! | `{name}:places` | zset | waiting token → place deadline (ms, server clock), every waiter |
 //! | `{name}:fence` | string | the counter fencing tokens come from; never deleted |
-//! | `{name}:wake` | stream | one entry, appended each time the lock frees, naming the waiter it wakes (`w`: its token, or `*` for all); goes after a minute |
+//! | `{name}:bell` | list | at most one ring, pushed when the lock frees while someone waits; goes after a minute |
 //!
 //! `queue` and `places` expire once the last place's deadline passes.
 //!
@@ -59,27 +70,32 @@
 //!
 //! ```text
 //! $ redis-cli --eval scripts/fair_lock/acquire.lua '{payouts}:owner' '{payouts}:queue' \
-//!     '{payouts}:places' '{payouts}:fence' '{payouts}:wake' \
-//!     , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4 30000 5000 100
+//!     '{payouts}:places' '{payouts}:fence' '{payouts}:bell' \
+//!     , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4 30000 5000 100 fifo
 //! 1) (integer) 0          # not yet: the fencing token once taken
-//! 2) "1718000000000-0"    # XREAD BLOCK <3)> STREAMS {payouts}:wake <2)>, then call again
-//! 3) (integer) 1000
-//! $ redis-cli --eval scripts/fair_lock/release.lua '{payouts}:owner' '{payouts}:queue' \
-//!     '{payouts}:places' '{payouts}:wake' , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4
+//! 2) (integer) 1000       # BLPOP {payouts}:bell 1.000, then call again
+//! $ redis-cli --eval scripts/fair_lock/release.lua '{payouts}:owner' '{payouts}:places' \
+//!     '{payouts}:bell' , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4
 //! (integer) 1
 //! ```
 //!
-//! A release wakes only the first live waiter in line: its entry in the wake stream names
-//! that waiter's token (`w`), and a waiter that reads an entry for another token keeps
-//! blocking from it instead of calling `acquire` (it still calls within the time the
-//! script said, to keep its place).
+//! ## Waking one waiter
+//!
+//! A release with waiters pushes one ring to the bell, and Redis hands it to the one
+//! client blocked on the bell the longest (`BLPOP`): in line, that is the first waiter
+//! nearly always, since waiters block in the order they joined. The others stay blocked
+//! and send nothing, so what a hold costs the server does not grow with the waiters. A
+//! woken waiter that cannot take the free lock (another is first) rings again for the
+//! next, at most once per waiter for each release; a ring nobody was blocked for stays in
+//! the list for the next waiter to block. Every waiter still calls again within the time
+//! its last reply said, to keep its place.
 //!
 //! **At a failover** to a replica that missed the last writes, the holder's key and
 //! places taken just before it may be lost: a second client may take the lock while the
 //! first still works, and the queue's order may change for the waiters that joined last.
 //! The fence counter may hand out a number again; a resource that refuses numbers *not
-//! above* the highest it saw still refuses the earlier holder's. A waiter whose wake entry
-//! was lost calls again within [`MAX_BLOCK`](crate::wait::MAX_BLOCK).
+//! above* the highest it saw still refuses the earlier holder's. A waiter whose ring was
+//! lost calls again within [`MAX_BLOCK`](crate::wait::MAX_BLOCK).
 //!
 //! ## Beyond Redisson
 //!
@@ -89,7 +105,7 @@
 //! | expired waiters pruned only from the head; live ones pruned and never woken (#3004) | lapsed places dropped anywhere, a bounded number per call, the head first |
 //! | a killed waiter leaves the queue stuck (#4595, #3730); a timed-out one leaves keys (#5019) | a place lapses within one place lease; `acquire_within` cancels on timeout; the keys expire |
 //! | deadlines from the client's clock (`currentTimeMillis` as ARGV) | the server's clock (`TIME`) |
-//! | wake-ups by pub/sub, one channel per waiter | a wake stream read from the id the script answered, every wait bounded |
+//! | wake-ups by pub/sub, one channel per waiter | a bell (a list) that wakes one blocked waiter per ring, every wait bounded |
 //! | no fencing token | every acquisition returns one |
 
 use std::time::Duration;
@@ -97,9 +113,9 @@ use std::time::Duration;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::op::Op;
 use crate::runtime::token;
-use crate::runtime::wait::{self, Attempt};
-use crate::rw_lock::attempt;
+use crate::runtime::wait::{self, Attempt, Wake};
 use crate::scripts::fair_lock as script;
+pub use crate::semaphore::Order;
 
 /// The most lapsed places that one acquire drops.
 pub const RECLAIM_LIMIT: u64 = 100;
@@ -133,8 +149,9 @@ pub struct FairLock {
     queue: String,
     places: String,
     fence: String,
-    wake: String,
+    bell: String,
     place_lease: Duration,
+    order: Order,
 }
 
 impl FairLock {
@@ -149,9 +166,18 @@ impl FairLock {
             queue: script::keys::queue(name)?,
             places: script::keys::places(name)?,
             fence: script::keys::fence(name)?,
-            wake: script::keys::wake(name)?,
+            bell: script::keys::bell(name)?,
             place_lease: PLACE_LEASE,
+            order: Order::Fifo,
         })
+    }
+
+    /// Whether waiters wait in line ([`Order::Fifo`], the default) or barge
+    /// ([`Order::Any`]: an attempt takes the lock whenever it is free and nobody waits in
+    /// line; see [Barging](self#barging)).
+    pub fn with_order(mut self, order: Order) -> Self {
+        self.order = order;
+        self
     }
 
     /// How long a waiter keeps its place without calling again: a waiter that dies holds
@@ -179,45 +205,49 @@ impl FairLock {
         &self.fence
     }
 
-    /// The key of the wake stream.
-    pub fn wake_key(&self) -> &str {
-        &self.wake
+    /// The key of the bell.
+    pub fn bell_key(&self) -> &str {
+        &self.bell
     }
 
-    /// The keys, in the order of the [table](self#keys): owner, queue, places, fence, wake.
+    /// The keys, in the order of the [table](self#keys): owner, queue, places, fence, bell.
     pub fn keys(&self) -> [&str; 5] {
         [
             &self.owner,
             &self.queue,
             &self.places,
             &self.fence,
-            &self.wake,
+            &self.bell,
         ]
     }
 
-    /// One attempt: joins the queue (or renews the token's place in it), and takes the
-    /// lock for `lease` when it is free and the token is first: `Done` with the fencing
-    /// token, or what to wait on. Call again within the place lease to keep the place, or
+    /// One attempt: takes the lock for `lease` when it is free and the token's turn has
+    /// come (first in line, or with [`Order::Any`] nobody in line), or else joins the
+    /// queue (or renews the token's place): `Done` with the fencing token, or what to wait
+    /// on. Call again within the place lease to keep the place, or
     /// [`cancel`](Self::cancel). One script (`fair_lock/acquire`).
     pub fn try_acquire(&self, token: &str, lease: Duration) -> Op<Attempt<u64>> {
-        let wake = self.wake.clone();
-        // A release wakes the first in line only, by its token.
-        let token_of = token.to_owned();
+        let bell = self.bell.clone();
+        let order = match self.order {
+            Order::Fifo => "fifo",
+            Order::Any => "any",
+        };
         script::acquire(
             &self.owner,
             &self.queue,
             &self.places,
             &self.fence,
-            &self.wake,
+            &self.bell,
             token,
             lease,
             self.place_lease,
             RECLAIM_LIMIT,
+            order,
         )
-        .map(move |reply| {
-            Ok(match attempt(&wake, reply)? {
-                Attempt::NotYet(w) => Attempt::NotYet(w.for_token(&token_of)),
-                done => done,
+        .map(move |(fence, ms)| {
+            Ok(match fence {
+                0 => Attempt::NotYet(Wake::bell(&bell, ms)),
+                fence => Attempt::Done(fence),
             })
         })
     }
@@ -255,10 +285,10 @@ impl FairLock {
         Ok(fence)
     }
 
-    /// Frees the lock if `token` holds it, and wakes the waiters: whether it held it. One
+    /// Frees the lock if `token` holds it, and wakes one waiter: whether it held it. One
     /// script (`fair_lock/release`).
     pub fn release(&self, token: &str) -> Op<bool> {
-        script::release(&self.owner, &self.queue, &self.places, &self.wake, token)
+        script::release(&self.owner, &self.places, &self.bell, token)
     }
 
     /// Runs the lock's lease `lease` from now if `token` holds it: whether it did. One
@@ -270,6 +300,6 @@ impl FairLock {
     /// Gives up `token`'s place in the queue: whether it had one. One script
     /// (`fair_lock/cancel`).
     pub fn cancel(&self, token: &str) -> Op<bool> {
-        script::cancel(&self.queue, &self.places, &self.wake, token)
+        script::cancel(&self.queue, &self.places, &self.bell, token)
     }
 }

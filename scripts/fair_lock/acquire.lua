@@ -1,38 +1,47 @@
---- Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.
+--- Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long to wait.
 ---
---- Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,
---- in order of arrival) with a place that lasts `place_lease` (`places`: token ->
---- deadline, server clock). Each later call renews the place, so a waiter keeps its place
---- by waiting (calling again at least every `place_lease`, which the reply's wait allows),
---- and a waiter that dies loses it within one `place_lease`. The call takes the lock when
---- the lock is free and the token is first in the queue; the lock then lasts `lease` and
+--- Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:
+--- token -> ticket, in order of arrival), and the lock goes to the first in line. With
+--- `any` the caller barges: it takes the lock whenever it is free and nobody waits in
+--- line, the way a `SET NX` lock does, but woken by the bell rather than polling. Either
+--- way a caller that waits has a place that lasts `place_lease` (`places`: token ->
+--- deadline, server clock), which each later call renews: a waiter keeps it by waiting
+--- (calling again at least every `place_lease`, which the reply's wait allows), and one
+--- that dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and
 --- its fencing token is the next number of the `fence` counter, which never goes back
---- (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they
---- are in the queue: lapsed places at the head first, then the earliest lapsed anywhere;
---- dropping any wakes the waiters. The holder calling again keeps the lock (its lease runs
---- `lease` from now) and its fencing token: the lock is not reentrant, one `release`
---- frees it. A waiter that gives up calls `cancel`.
+--- (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in
+--- line's when it lapsed, then the earliest lapsed anywhere. A caller that is not
+--- granted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and
+--- calls again: a release rings it once, which wakes the one waiter blocked longest, and a
+--- woken waiter that cannot take the free lock rings it again for the next, a bounded
+--- number of times. The holder calling again keeps the lock (its lease runs `lease` from
+--- now) and its fencing token: the lock is not reentrant, one `release` frees it. A
+--- waiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the
+--- call takes the lock without touching the queue's keys.
 --- @key owner hash {<name>}:owner     the holder: `t` token, `f` fencing token; expires with its lease
---- @key queue zset {<name>}:queue     waiting token -> ticket, in order of arrival
---- @key places zset {<name>}:places   waiting token -> place deadline (ms, server clock)
+--- @key queue zset {<name>}:queue     waiting token -> ticket, in order of arrival (`fifo` callers)
+--- @key places zset {<name>}:places   waiting token -> place deadline (ms, server clock), every waiter
 --- @key fence string {<name>}:fence   the counter the fencing tokens come from; never deleted
---- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
+--- @key bell list {<name>}:bell       rung once each time the lock frees while someone waits
 --- @arg token string hex:32       the waiter's 128 random bits, the same for each call of one wait
 --- @arg lease ms 1..=10^15-1      how long the lock lasts once taken
 --- @arg place_lease ms 1..=10^15-1   how long the waiter's place lasts from this call
 --- @arg limit uint 1..=1000       the most lapsed places dropped first
---- @return (uint, string, uint)   the fencing token (0: not yet), then the wake stream's last id and the
----   most ms to block on it before calling again (both for a 0)
---- @error BAD_ARGS                not 5 keys and 4 arguments
+--- @arg order string fifo|any     first come first served, or barging
+--- @return (uint, uint)           the fencing token (0: not yet), then the most ms to block on the bell
+---   before calling again (for a 0)
+--- @error BAD_ARGS                not 5 keys and 5 arguments
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_LEASE               not whole milliseconds within its range
 --- @error BAD_PLACE_LEASE         not whole milliseconds within its range
 --- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_ORDER               not one of its choices
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @error BAD_QUEUE               the last ticket in `queue` is no whole number from 0 to 2^53 - 2
---- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner safe_integer shown
+--- @default order fifo           FairLock::new: first come, first served
+--- @uses ring_bell ring_for_next now_ms ms_until drop_lapsed expire_after_last lock_owner safe_integer shown
 --- @clock server
 --- @complexity O(M × log N), N = the waiters, M = `limit`
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -57,21 +66,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
--- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
--- an entry. Reads only: call it before the first write (a key of another type is
--- refused with WRONGTYPE there).
-local function wake_id(wake_key)
-  local last = redis.call('XREVRANGE', wake_key, '+', '-', 'COUNT', 1)[1]
-  return last and last[1] or '0-0'
-end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
--- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
--- wake-ups: a waiter blocks at most a second before it runs its script again, which then
--- answers '0-0', and the next entry wakes it.
-local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
-  redis.call('PEXPIRE', wake_key, 60000)
+-- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
+-- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
+-- wakes and runs its script again, and the others keep blocking. With nobody blocked the
+-- ring stays until the next waiter blocks, so a release between a "not yet" and its block
+-- is not missed. The bell goes after a minute without a ring.
+local function ring_bell(bell_key, rings)
+  if rings == 0 then
+    redis.call('RPUSH', bell_key, 1)
+    redis.call('PEXPIRE', bell_key, 60000)
+  end
 end
 -- The server's clock in whole milliseconds.
 local function now_ms()
@@ -119,34 +123,49 @@ local function expire_after_last(key, also_key, now)
   end
 end
 -- The holder in hash `owner_key` (`t` its token, `f` its fencing token; the key's expiry
--- is the lease), read and checked before any write: the token and fence, or nothing when
--- the lock is free; or nil, nil and an error reply when the hash holds what these scripts
--- never write.
+-- is the lease), read and checked before any write: the token and fence; or, for a lock
+-- just freed with waiters, nil, nil and the passes left (`b`, see ring_for_next); nothing
+-- when the lock is free; or nil, nil, nil and an error reply when the hash holds what
+-- these scripts never write.
 local function lock_owner(owner_key)
-  local hold = redis.call('HMGET', owner_key, 't', 'f')
+  local hold = redis.call('HMGET', owner_key, 't', 'f', 'b')
   local fields = redis.call('HLEN', owner_key)
   if fields == 0 then
     return nil
   end
-  local t, f = hold[1], hold[2]
+  local t, f, b = hold[1], hold[2], hold[3]
+  if fields == 1 and b and safe_integer(b, 0, 1000) then
+    return nil, nil, tonumber(b)
+  end
   if fields ~= 2 or not (t and string.find(t, '^' .. string.rep('%x', 32) .. '$'))
       or not (f and safe_integer(f, 1, 9007199254740990)) then
-    return nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
+    return nil, nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
       .. ' holds no lock holder (fields t and f)')
   end
   return t, tonumber(f)
 end
+-- Wakes one waiter of the free lock in `owner_key` (ring_bell; `rings` as there), and lets up
+-- to `passes` woken waiters that cannot take it (not first in line) ring again, so that
+-- the one that can wakes even when another was blocked longer. The passes are kept in the
+-- owner hash as `b` for a second: a waiter blocks at most that long before it runs its
+-- script again anyway.
+local function ring_for_next(owner_key, bell_key, rings, passes)
+  redis.call('DEL', owner_key)
+  redis.call('HSET', owner_key, 'b', math.min(passes, 1000))
+  redis.call('PEXPIRE', owner_key, 1000)
+  ring_bell(bell_key, rings)
+end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 5 or #ARGV ~= 4 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local owner = KEYS[1]
 local queue = KEYS[2]
 local places = KEYS[3]
 local fence = KEYS[4]
-local wake = KEYS[5]
+local bell = KEYS[5]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
@@ -164,12 +183,16 @@ local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
+local order = ARGV[5]
+if order ~= 'fifo' and order ~= 'any' then
+  return redis.error_reply('BAD_ORDER must be one of fifo, any, got ' .. shown(order))
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(owner, '^(.+):owner$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:owner, got ' .. shown(owner))
 end
-for i, each in ipairs({ ':queue', ':places', ':fence', ':wake' }) do
+for i, each in ipairs({ ':queue', ':places', ':fence', ':bell' }) do
   if KEYS[i + 1] ~= tag_of_keys .. each then
     return redis.error_reply(
         'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in owner, got ' ..
@@ -178,8 +201,7 @@ for i, each in ipairs({ ':queue', ':places', ':fence', ':wake' }) do
 end
 -- End of the generated input checks.
 -- Everything read and checked before the first write (WRONGTYPE included).
-local id = wake_id(wake)
-local owner_token, owner_fence, bad_owner = lock_owner(owner)
+local owner_token, owner_fence, passes, bad_owner = lock_owner(owner)
 if bad_owner then
   return bad_owner
 end
@@ -192,77 +214,85 @@ if tail and not safe_integer(tail, 0, 9007199254740990) then
   return redis.error_reply('BAD_QUEUE the last ticket of the queue is ' .. shown(tail) .. ', not a ticket')
 end
 local waiters = redis.call('ZCARD', places)
+local rings = redis.call('LLEN', bell)
 
 -- The lock is `token`'s for `lease`, under the fence's next number: the reply.
-local function take(wake_last)
+local function take()
   local fencing = redis.call('INCR', fence)
   redis.call('HSET', owner, 't', token, 'f', fencing)
+  if passes then
+    redis.call('HDEL', owner, 'b')
+  end
   redis.call('PEXPIRE', owner, lease)
-  return {fencing, wake_last, 0}
+  return {fencing, 0}
 end
 
--- Uncontended: the lock free and nobody in line, so no place lapsed and none to keep. It
+-- Uncontended: the lock free and nobody waiting, so no place lapsed and none to keep. It
 -- is taken at once, the queue's keys untouched (as joining and leaving would leave them).
 if not owner_token and not tail and waiters == 0 then
-  return take(id)
+  return take()
 end
 local now = now_ms()
 
--- Lapsed places go: at the head first (so that the queue moves), then anywhere.
-local heads = redis.call('ZRANGE', queue, 0, limit - 1)
+-- Lapsed places go: the first in line's (so that the line moves), then any.
 local gone = {}
-if #heads > 0 then
-  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
-  for i, head in ipairs(heads) do
-    if deadlines[i] and tonumber(deadlines[i]) > now then
-      break
-    end
-    gone[i] = head
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if head then
+  local deadline = redis.call('ZSCORE', places, head)
+  if not deadline or tonumber(deadline) <= now then
+    gone[1] = head
+    waiters = waiters - redis.call('ZREM', places, head)
   end
 end
-local dropped = #gone
-if dropped > 0 then
+local lapsed = drop_lapsed(places, now, limit - #gone)
+for _, each in ipairs(lapsed) do
+  gone[#gone + 1] = each
+end
+if #gone > 0 then
   redis.call('ZREM', queue, unpack(gone))
-  redis.call('ZREM', places, unpack(gone))
-end
-if dropped < limit then
-  local lapsed = drop_lapsed(places, now, limit - dropped)
-  if #lapsed > 0 then
-    redis.call('ZREM', queue, unpack(lapsed))
-    dropped = dropped + #lapsed
-  end
-end
-if dropped > 0 then
-  wake_waiters(wake)
-  id = wake_id(wake)
+  waiters = waiters - #lapsed
+  head = redis.call('ZRANGE', queue, 0, 0)[1]
 end
 
 if owner_token == token then
   redis.call('PEXPIRE', owner, lease)
-  return {owner_fence, id, 0}
+  return {owner_fence, 0}
 end
 
--- Join at the back, or keep the place.
-if not redis.call('ZSCORE', queue, token) then
+if order == 'fifo' and not redis.call('ZSCORE', queue, token) then
+  head = head or token
   redis.call('ZADD', queue, (tonumber(tail) or 0) + 1, token)
 end
-redis.call('ZADD', places, now + place_lease, token)
-
-if not owner_token and redis.call('ZRANGE', queue, 0, 0)[1] == token then
-  redis.call('ZREM', queue, token)
+if not owner_token and head == (order == 'fifo' and token or nil) then
   redis.call('ZREM', places, token)
+  if order == 'fifo' then
+    redis.call('ZREM', queue, token)
+  end
   expire_after_last(places, queue, now)
-  return take(id)
+  return take()
+end
+if redis.call('ZADD', places, now + place_lease, token) == 1 then
+  waiters = waiters + 1
 end
 expire_after_last(places, queue, now)
 
--- Wait for the holder's lease, or for the first waiter to take the lock or lose its place;
--- and call again in time to keep this place.
+-- Not yet. A free lock's next holder is on its way when it was rung for; when places
+-- went (the first in line may be new), or this caller was rung in its stead, ring again.
+if not owner_token then
+  if #gone > 0 then
+    ring_for_next(owner, bell, rings, waiters)
+  elseif passes and passes > 0 and rings == 0 then
+    redis.call('HSET', owner, 'b', passes - 1)
+    ring_bell(bell, rings)
+  end
+end
+
+-- Wait for the holder's lease, or for the first in line to take the lock or lose its
+-- place; and call again in time to keep this place.
 local wait_ms
 if owner_token then
   wait_ms = ms_until(now + redis.call('PTTL', owner), now)
 else
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
   wait_ms = ms_until(redis.call('ZSCORE', places, head) or now, now)
 end
-return {0, id, math.min(wait_ms, math.floor(place_lease / 2))}
+return {0, math.min(wait_ms, math.floor(place_lease / 2))}

@@ -1,17 +1,19 @@
---- Gives up `token`'s place in the queue, and wakes the waiters.
+--- Gives up `token`'s place, and rings the bell when it was first in line.
 ---
 --- Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that
 --- the waiters behind it need not wait for its place to lapse; one that dies without it
---- loses its place within one `place_lease` all the same.
+--- loses its place within one `place_lease` all the same. Only the first in line leaving
+--- can let another through, so only then does the bell ring (once; a waiter it wakes
+--- while the lock is held blocks again).
 --- @key queue zset {<name>}:queue     waiting token -> ticket, in order of arrival
 --- @key places zset {<name>}:places   waiting token -> place deadline (ms, server clock)
---- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
+--- @key bell list {<name>}:bell       rung once each time the lock frees while someone waits
 --- @arg token string hex:32       the waiter's token
 --- @return bool                   whether the token had a place
 --- @error BAD_ARGS                not 3 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
---- @uses wake_waiters
+--- @uses ring_bell
 --- @complexity O(log N), N = the waiters
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; _shared.lua of the scripts folder).
@@ -26,13 +28,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
--- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
--- wake-ups: a waiter blocks at most a second before it runs its script again, which then
--- answers '0-0', and the next entry wakes it.
-local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
-  redis.call('PEXPIRE', wake_key, 60000)
+-- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
+-- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
+-- wakes and runs its script again, and the others keep blocking. With nobody blocked the
+-- ring stays until the next waiter blocks, so a release between a "not yet" and its block
+-- is not missed. The bell goes after a minute without a ring.
+local function ring_bell(bell_key, rings)
+  if rings == 0 then
+    redis.call('RPUSH', bell_key, 1)
+    redis.call('PEXPIRE', bell_key, 60000)
+  end
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -42,7 +47,7 @@ if #KEYS ~= 3 or #ARGV ~= 1 then
 end
 local queue = KEYS[1]
 local places = KEYS[2]
-local wake = KEYS[3]
+local bell = KEYS[3]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
@@ -55,16 +60,18 @@ end
 if places ~= tag_of_keys .. ':places' then
   return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:places with <name> as in queue, got ' .. shown(places))
 end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:wake with <name> as in queue, got ' .. shown(wake))
+if bell ~= tag_of_keys .. ':bell' then
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:bell with <name> as in queue, got ' .. shown(bell))
 end
 -- End of the generated input checks.
-redis.call('ZCARD', places)
-redis.call('XLEN', wake)
-if redis.call('ZREM', queue, token) == 0 then
-  redis.call('ZREM', places, token)
+-- Read before the first write (WRONGTYPE included).
+local rings = redis.call('LLEN', bell)
+local first = redis.call('ZRANGE', queue, 0, 1)
+if redis.call('ZREM', places, token) == 0 then
   return 0
 end
-redis.call('ZREM', places, token)
-wake_waiters(wake)
+redis.call('ZREM', queue, token)
+if first[1] == token and first[2] then
+  ring_bell(bell, rings)
+end
 return 1

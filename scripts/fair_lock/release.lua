@@ -1,20 +1,18 @@
---- Frees the lock if `token` holds it, and wakes the first live waiter.
+--- Frees the lock if `token` holds it, and rings the bell once when someone waits.
 ---
---- Beyond the book. The first live waiter in the queue takes it at its next call: the wake
---- stream's entry names its token, so it alone runs its script again, and the others keep
---- blocking (every waiter, when none of the first ten in line is live).
+--- Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in
+--- `fifo` order usually the first in line, which takes the lock; a woken waiter that
+--- cannot take it rings again for the next, at most once per waiter. Nobody else wakes.
 --- @key owner hash {<name>}:owner     the holder: `t` token, `f` fencing token; expires with its lease
---- @key queue zset {<name>}:queue     waiting token -> its ticket: the first live one is woken
 --- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
---- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
+--- @key bell list {<name>}:bell       rung once each time the lock frees while someone waits
 --- @arg token string hex:32       the token the lock was taken with
 --- @return bool                   whether `token` held the lock
---- @error BAD_ARGS                not 4 keys and 1 argument
+--- @error BAD_ARGS                not 3 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
---- @uses wake_waiters wake_one first_live_waiter lock_owner
---- @clock server
+--- @uses ring_for_next lock_owner
 --- @complexity O(1)
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; _shared.lua and fair_lock/_shared.lua of the scripts folder).
@@ -38,72 +36,59 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
--- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
--- wake-ups: a waiter blocks at most a second before it runs its script again, which then
--- answers '0-0', and the next entry wakes it.
-local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
-  redis.call('PEXPIRE', wake_key, 60000)
-end
--- Wakes the one waiter holding `waiter_token` (the first in line, when only it can go on):
--- the others read the entry and keep blocking without running their script. As
--- wake_waiters otherwise.
-local function wake_one(wake_key, waiter_token)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', waiter_token)
-  redis.call('PEXPIRE', wake_key, 60000)
-end
--- The server's clock in whole milliseconds.
-local function now_ms()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
--- The first token among the first ten waiting in zset `line_key` (`skip_token` aside, when
--- given) whose place in zset `places_key` (token -> deadline, server clock) is live: the
--- one waiter a release lets through, to wake alone. Then whether the line held anyone
--- among those read. Reads only.
-local function first_live_waiter(line_key, places_key, skip_token)
-  local heads = redis.call('ZRANGE', line_key, 0, skip_token and 10 or 9)
-  if #heads == 0 then
-    return nil, false
+-- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
+-- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
+-- wakes and runs its script again, and the others keep blocking. With nobody blocked the
+-- ring stays until the next waiter blocks, so a release between a "not yet" and its block
+-- is not missed. The bell goes after a minute without a ring.
+local function ring_bell(bell_key, rings)
+  if rings == 0 then
+    redis.call('RPUSH', bell_key, 1)
+    redis.call('PEXPIRE', bell_key, 60000)
   end
-  local now = now_ms()
-  local deadlines = redis.call('ZMSCORE', places_key, unpack(heads))
-  for i, head in ipairs(heads) do
-    if head ~= skip_token and deadlines[i] and tonumber(deadlines[i]) > now then
-      return head, true
-    end
-  end
-  return nil, true
 end
 -- The holder in hash `owner_key` (`t` its token, `f` its fencing token; the key's expiry
--- is the lease), read and checked before any write: the token and fence, or nothing when
--- the lock is free; or nil, nil and an error reply when the hash holds what these scripts
--- never write.
+-- is the lease), read and checked before any write: the token and fence; or, for a lock
+-- just freed with waiters, nil, nil and the passes left (`b`, see ring_for_next); nothing
+-- when the lock is free; or nil, nil, nil and an error reply when the hash holds what
+-- these scripts never write.
 local function lock_owner(owner_key)
-  local hold = redis.call('HMGET', owner_key, 't', 'f')
+  local hold = redis.call('HMGET', owner_key, 't', 'f', 'b')
   local fields = redis.call('HLEN', owner_key)
   if fields == 0 then
     return nil
   end
-  local t, f = hold[1], hold[2]
+  local t, f, b = hold[1], hold[2], hold[3]
+  if fields == 1 and b and safe_integer(b, 0, 1000) then
+    return nil, nil, tonumber(b)
+  end
   if fields ~= 2 or not (t and string.find(t, '^' .. string.rep('%x', 32) .. '$'))
       or not (f and safe_integer(f, 1, 9007199254740990)) then
-    return nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
+    return nil, nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
       .. ' holds no lock holder (fields t and f)')
   end
   return t, tonumber(f)
 end
+-- Wakes one waiter of the free lock in `owner_key` (ring_bell; `rings` as there), and lets up
+-- to `passes` woken waiters that cannot take it (not first in line) ring again, so that
+-- the one that can wakes even when another was blocked longer. The passes are kept in the
+-- owner hash as `b` for a second: a waiter blocks at most that long before it runs its
+-- script again anyway.
+local function ring_for_next(owner_key, bell_key, rings, passes)
+  redis.call('DEL', owner_key)
+  redis.call('HSET', owner_key, 'b', math.min(passes, 1000))
+  redis.call('PEXPIRE', owner_key, 1000)
+  ring_bell(bell_key, rings)
+end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 4 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local owner = KEYS[1]
-local queue = KEYS[2]
-local places = KEYS[3]
-local wake = KEYS[4]
+local places = KEYS[2]
+local bell = KEYS[3]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
@@ -113,30 +98,26 @@ local tag_of_keys = string.match(owner, '^(.+):owner$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:owner, got ' .. shown(owner))
 end
-for i, each in ipairs({ ':queue', ':places', ':wake' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in owner, got ' ..
-        shown(KEYS[i + 1]))
-  end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:places with <name> as in owner, got ' .. shown(places))
+end
+if bell ~= tag_of_keys .. ':bell' then
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:bell with <name> as in owner, got ' .. shown(bell))
 end
 -- End of the generated input checks.
-local owner_token, _, bad_owner = lock_owner(owner)
+-- Everything read and checked before the first write (WRONGTYPE included).
+local owner_token, _, _, bad_owner = lock_owner(owner)
 if bad_owner then
   return bad_owner
 end
-redis.call('XLEN', wake)
-redis.call('ZCARD', places)
--- Only the first live waiter can take the lock, so only it is woken (everyone, when none
--- of the first ten in line is live: the next try drops them).
-local next_token, waiting = first_live_waiter(queue, places)
+local waiters = redis.call('ZCARD', places)
+local rings = redis.call('LLEN', bell)
 if owner_token ~= token then
   return 0
 end
-redis.call('DEL', owner)
-if next_token then
-  wake_one(wake, next_token)
-elseif waiting then
-  wake_waiters(wake)
+if waiters == 0 then
+  redis.call('DEL', owner)
+else
+  ring_for_next(owner, bell, rings, waiters)
 end
 return 1

@@ -1,9 +1,19 @@
 //! Waiting on a coordination primitive without missing a wake-up.
 //!
 //! A script that answers "not yet" (a held lock, a closed latch, a full semaphore) also
-//! answers a [`Wake`]: the primitive's wake stream, the last id it held when the script
-//! ran, and how long the waiter may block before something the script cannot signal (a
-//! lease running out) makes it worth asking again. Every script that frees something
+//! answers a [`Wake`]: what to block on, and how long the waiter may block before
+//! something the script cannot signal (a lease running out) makes it worth asking again.
+//! What to block on is one of two things.
+//!
+//! **A bell** (a list; the fair lock's): a script that frees the lock pushes one ring to
+//! it, and the waiter blocks on `BLPOP <bell> <seconds>`. Redis hands a pushed item to
+//! the one client blocked on the list the longest, so a release wakes one waiter, not all
+//! of them, and the others stay blocked without sending anything. A ring pushed while
+//! nobody blocks stays in the list for the next waiter, so none is missed between a
+//! "not yet" and the block.
+//!
+//! **A wake stream** (a latch, a barrier, a semaphore, a read-write lock): the stream and
+//! the last id it held when the script ran. Every script that frees something
 //! appends to that stream (`XADD … MAXLEN 1`, the shared Lua helpers `wake_waiters` and
 //! `wake_one`), so a waiter blocked on `XREAD BLOCK … STREAMS <stream> <last id>` wakes at
 //! once, and one that blocks only after the append returns at once too: the id it reads
@@ -29,14 +39,14 @@ use crate::runtime::op::Op;
 pub const MAX_BLOCK: Duration = Duration::from_secs(1);
 
 /// What a waiter blocks on after a script answered "not yet": the primitive's wake
-/// stream, read from the last id it held, for at most `within`.
+/// stream, read from the last id it held, or its bell, for at most `within`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wake {
-    /// The wake stream's key.
+    /// The wake stream's key, or the bell's.
     pub key: String,
-    /// The stream's last id when the script ran (`0-0` when it had none): anything
-    /// appended later wakes the waiter.
-    pub after: String,
+    /// For a wake stream, its last id when the script ran (`0-0` when it had none):
+    /// anything appended later wakes the waiter. `None` for a bell.
+    pub after: Option<String>,
     /// How long the waiter may block before it should run the script again (the time to
     /// the earliest lease that could free what it waits for), at most [`MAX_BLOCK`].
     pub within: Duration,
@@ -55,10 +65,21 @@ impl Wake {
         }
         Ok(Wake {
             key: key.to_owned(),
-            after,
+            after: Some(after),
             within: Duration::from_millis(within_ms).min(MAX_BLOCK),
             token: None,
         })
+    }
+
+    /// A wake on the bell `key` (a list the primitive's scripts ring), from a script's
+    /// "not yet" reply: the ms it said to block at most (capped at [`MAX_BLOCK`]).
+    pub fn bell(key: &str, within_ms: u64) -> Wake {
+        Wake {
+            key: key.to_owned(),
+            after: None,
+            within: Duration::from_millis(within_ms).min(MAX_BLOCK),
+            token: None,
+        }
     }
 
     /// The wake of the waiter holding `token`: entries addressed to another waiter do not
@@ -68,28 +89,36 @@ impl Wake {
         self
     }
 
-    /// Blocks until the stream gets an entry after [`after`](Self::after), or
-    /// `min(within, timeout)` passed: true when it woke for an entry. One blocking command
-    /// (`XREAD BLOCK`): the connection is busy meanwhile, so on a multiplexed connection
-    /// the other users of it wait too.
+    /// Blocks until the stream gets an entry after [`after`](Self::after) (or the bell
+    /// rings for this waiter), or `min(within, timeout)` passed: true when it woke. One
+    /// blocking command (`XREAD BLOCK`, or `BLPOP` on a bell): the connection is busy
+    /// meanwhile, so on a multiplexed connection the other users of it wait too.
     pub fn block(&self, timeout: Duration) -> Op<bool> {
         self.read(self.within.min(timeout))
             .map(|entry| Ok(entry.is_some()))
     }
 
     /// One blocking read of at most `timeout`: the entry it got, as its id and whom it is
-    /// for (`*` for everyone), or `None` on timeout.
+    /// for (`*` for everyone; a ring is for whoever got it), or `None` on timeout.
     fn read(&self, timeout: Duration) -> Op<Option<(String, String)>> {
-        // XREAD BLOCK 0 waits forever: block at least 1 ms.
-        let ms = timeout.as_millis().max(1);
+        // BLOCK 0 (and a BLPOP timeout of 0) waits forever: block at least 1 ms.
+        let ms = timeout.as_millis().max(1) as u64;
+        let Some(after) = &self.after else {
+            let mut cmd = redis::cmd("BLPOP");
+            cmd.arg(&self.key)
+                .arg(format!("{}.{:03}", ms / 1000, ms % 1000));
+            return Op::<Value>::native(cmd).map(|reply| {
+                Ok((!matches!(reply, Value::Nil)).then(|| (String::new(), "*".to_owned())))
+            });
+        };
         let mut cmd = redis::cmd("XREAD");
         cmd.arg("COUNT")
             .arg(1)
             .arg("BLOCK")
-            .arg(ms as u64)
+            .arg(ms)
             .arg("STREAMS")
             .arg(&self.key)
-            .arg(&self.after);
+            .arg(after);
         Op::<Value>::native(cmd).map(|reply| Ok(entry_of(&reply)))
     }
 
@@ -247,7 +276,7 @@ impl<T: 'static, F: FnMut() -> Op<Attempt<T>>> Machine for Until<T, F> {
             }
             // An entry for another waiter only moves the id read from.
             Ok(Answered::Entry(Some((id, target)))) => match &mut self.blocked {
-                Some((wake, _)) if !wake.wakes_me(&target) => wake.after = id,
+                Some((wake, _)) if !wake.wakes_me(&target) => wake.after = Some(id),
                 _ => self.blocked = None,
             },
             Ok(Answered::Entry(None)) => self.blocked = None,
@@ -316,7 +345,10 @@ mod tests {
         assert!(reads_the_stream(until.step()));
         until.feed(Ok(Answered::Entry(Some(("1-1".into(), "other".into())))));
         assert!(reads_the_stream(until.step()), "another waiter's wake-up");
-        assert_eq!(until.blocked.as_ref().unwrap().0.after, "1-1");
+        assert_eq!(
+            until.blocked.as_ref().unwrap().0.after.as_deref(),
+            Some("1-1")
+        );
         until.feed(Ok(Answered::Entry(Some(("1-2".into(), "*".into())))));
         assert!(!reads_the_stream(until.step()), "tried again");
         until.feed(Ok(Answered::Attempt(Attempt::Done(7))));
@@ -333,6 +365,24 @@ mod tests {
         let wake = Wake::new("w", "0-0".into(), 10).unwrap();
         until.feed(Ok(Answered::Attempt(Attempt::NotYet(wake))));
         assert!(matches!(until.step(), Step::Done(Ok(None))));
+    }
+
+    #[test]
+    fn a_bell_is_popped_for_at_most_its_time_and_a_ring_tries_again() {
+        let bell = Wake::bell("{x}:bell", 60_000);
+        assert_eq!(bell.within, MAX_BLOCK);
+        let op = bell.read(Duration::from_millis(1250));
+        let packed = op.cmd().expect("a command").get_packed_command();
+        let text = String::from_utf8_lossy(&packed);
+        assert!(text.contains("BLPOP") && text.contains("{x}:bell") && text.contains("1.250"));
+        let mut until = Until::new(Duration::from_secs(60), || {
+            Op::native(redis::cmd("PING")).map(|_: Value| Ok(Attempt::<u8>::Done(1)))
+        });
+        until.step();
+        until.feed(Ok(Answered::Attempt(Attempt::NotYet(bell))));
+        assert!(until.blocked.is_some());
+        until.feed(Ok(Answered::Entry(Some((String::new(), "*".into())))));
+        assert!(until.blocked.is_none(), "a ring tries again");
     }
 
     #[test]

@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::fair_lock::FairLock;
+use redis_patterns::fair_lock::{FairLock, Order};
 use redis_patterns::wait::Attempt;
 use redis_patterns::{Error, Op};
 
@@ -141,9 +141,10 @@ fn live_waiters_are_served_first_come_first_served() {
             })
         })
         .collect();
-    // Every waiter is blocked on the wake stream before the holder lets go.
+    // Every waiter is blocked on the bell before the holder lets go, in no set order:
+    // a waiter the bell wakes out of turn rings it again for the next.
     for _ in 0..tokens.len() {
-        harness::wait_until_sent(&mut con, id.recv().unwrap(), "xread");
+        harness::wait_until_sent(&mut con, id.recv().unwrap(), "blpop");
     }
     assert!(lock.release(&holder).run(&mut con).unwrap());
     for thread in threads {
@@ -154,10 +155,130 @@ fn live_waiters_are_served_first_come_first_served() {
     assert_eq!(served, tokens, "not in order of arrival");
     let fences: Vec<u64> = order.iter().map(|(_, fence)| *fence).collect();
     assert_eq!(fences, (2..=13).collect::<Vec<u64>>());
+    let mut left = keys_left(&mut con, &lock);
+    left.retain(|key| key != lock.bell_key());
+    assert_eq!(left, [lock.fence_key()]);
+}
+
+/// A release rings the bell once, and Redis hands the ring to the one waiter blocked on
+/// it the longest: that waiter wakes, and every other stays blocked.
+#[test]
+fn a_release_wakes_one_waiter() {
+    let db = Arc::new(harness::fresh_db());
+    let mut con = db.con();
+    let lock = FairLock::new("one_wakes").unwrap();
+    let long = Duration::from_secs(60);
+    let holder = FairLock::random_token();
+    assert!(matches!(
+        lock.try_acquire(&holder, long).run(&mut con).unwrap(),
+        Attempt::Done(1)
+    ));
+    let tokens: Vec<String> = (0..8).map(|_| FairLock::random_token()).collect();
+    let (woke, woken) = mpsc::channel();
+    let threads: Vec<_> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, token)| {
+            assert!(matches!(
+                lock.try_acquire(token, long).run(&mut con).unwrap(),
+                Attempt::NotYet(_)
+            ));
+            // The block a waiter makes between its attempts, without MAX_BLOCK's bound.
+            let (db, bell, woke) = (db.clone(), lock.bell_key().to_owned(), woke.clone());
+            let (ids, id) = mpsc::channel();
+            let thread = thread::spawn(move || {
+                let mut con = db.con();
+                ids.send(harness::client_id(&mut con)).unwrap();
+                let _: Vec<String> = redis::cmd("BLPOP")
+                    .arg(&bell)
+                    .arg(60)
+                    .query(&mut con)
+                    .unwrap();
+                woke.send(i).unwrap();
+            });
+            harness::wait_until_sent(&mut con, id.recv().unwrap(), "blpop");
+            thread
+        })
+        .collect();
+    assert!(lock.release(&holder).run(&mut con).unwrap());
+    assert_eq!(woken.recv().unwrap(), 0, "the waiter blocked longest");
+    let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
+    let blocked = clients
+        .lines()
+        .filter(|c| c.contains(" flags=b ") && c.contains(" cmd=blpop "))
+        .count();
+    assert_eq!(blocked, 7, "one ring woke one waiter");
     assert_eq!(
-        keys_left(&mut con, &lock),
-        [lock.fence_key(), lock.wake_key()]
+        lock.try_acquire(&tokens[0], long).run(&mut con).unwrap(),
+        Attempt::Done(2)
     );
+    harness::cmd(
+        &mut con,
+        &["RPUSH", lock.bell_key(), "1", "1", "1", "1", "1", "1", "1"],
+    );
+    for thread in threads {
+        thread.join().unwrap();
+    }
+}
+
+/// Barging: an attempt takes the free lock while nobody waits in line, before a waiter
+/// that was woken for it; waiters in line go first.
+#[test]
+fn a_barging_attempt_takes_a_free_lock_unless_someone_waits_in_line() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let fair = FairLock::new("barging").unwrap();
+    let barging = fair.clone().with_order(Order::Any);
+    let long = Duration::from_secs(60);
+    assert_eq!(
+        barging.try_acquire(A, long).run(&mut con).unwrap(),
+        Attempt::Done(1)
+    );
+    assert!(matches!(
+        barging.try_acquire(B, long).run(&mut con).unwrap(),
+        Attempt::NotYet(_)
+    ));
+    assert!(
+        queue(&mut con, &fair).is_empty(),
+        "a barging waiter takes no place in line"
+    );
+    assert!(barging.release(A).run(&mut con).unwrap());
+    let rings: u64 = redis::cmd("LLEN")
+        .arg(fair.bell_key())
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(rings, 1, "rung for b");
+    assert_eq!(
+        barging.try_acquire(C, long).run(&mut con).unwrap(),
+        Attempt::Done(2)
+    );
+    assert!(matches!(
+        barging.try_acquire(B, long).run(&mut con).unwrap(),
+        Attempt::NotYet(_)
+    ));
+    // d waits in line: once the lock frees, it goes before b, who barges.
+    assert!(matches!(
+        fair.try_acquire(D, long).run(&mut con).unwrap(),
+        Attempt::NotYet(_)
+    ));
+    assert!(barging.release(C).run(&mut con).unwrap());
+    assert!(matches!(
+        barging.try_acquire(B, long).run(&mut con).unwrap(),
+        Attempt::NotYet(_)
+    ));
+    assert_eq!(
+        fair.try_acquire(D, long).run(&mut con).unwrap(),
+        Attempt::Done(3)
+    );
+    assert!(fair.release(D).run(&mut con).unwrap());
+    assert_eq!(
+        barging.try_acquire(B, long).run(&mut con).unwrap(),
+        Attempt::Done(4)
+    );
+    assert!(barging.release(B).run(&mut con).unwrap());
+    let mut left = keys_left(&mut con, &fair);
+    left.retain(|key| key != fair.bell_key());
+    assert_eq!(left, [fair.fence_key()], "no waiter left a place");
 }
 
 /// A waiter that stops calling (killed) loses its place within one place lease, wherever
@@ -213,10 +334,15 @@ fn a_killed_waiter_loses_its_place_within_one_lease() {
     );
 }
 
-/// 10 threads contend, each many times, through the waiting form: never two holders, the
-/// fencing tokens increase strictly, every acquisition succeeds.
+/// 10 threads contend, each many times, through the waiting form, in line and barging:
+/// never two holders, the fencing tokens increase strictly, every acquisition succeeds.
 #[test]
 fn never_two_holders() {
+    never_two_holders_in(Order::Fifo);
+    never_two_holders_in(Order::Any);
+}
+
+fn never_two_holders_in(order: Order) {
     let db = Arc::new(harness::fresh_db());
     let holders = Arc::new(AtomicI64::new(0));
     let last = Arc::new(AtomicU64::new(0));
@@ -225,7 +351,7 @@ fn never_two_holders() {
             let (db, holders, last) = (db.clone(), holders.clone(), last.clone());
             thread::spawn(move || {
                 let mut con = db.con();
-                let lock = FairLock::new("contended").unwrap();
+                let lock = FairLock::new("contended").unwrap().with_order(order);
                 let long = Duration::from_secs(60);
                 for _ in 0..20 {
                     let token = FairLock::random_token();

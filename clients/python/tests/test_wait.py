@@ -1,6 +1,7 @@
-"""Waits on a coordination primitive's wake stream: a semaphore, a fair lock, a
-read-write lock, a latch and a barrier, each waiter blocked on XREAD until another
-client frees what it waits for, sync and asyncio; and a wait that times out."""
+"""Waits on a coordination primitive's wake stream or bell: a semaphore, a fair lock, a
+read-write lock, a latch and a barrier, each waiter blocked (XREAD, or BLPOP on a bell)
+until another client frees what it waits for, sync and asyncio; and a wait that times
+out."""
 
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from .conftest import Cluster, Server, hex_token, poll
 T = TypeVar("T")
 
 
-def blocked_on_xread(r: redis.Redis, clients: int = 1) -> bool:
-    """Whether `clients` connections are blocked in XREAD right now."""
+def blocked_on_xread(r: redis.Redis, clients: int = 1, command: str = "xread") -> bool:
+    """Whether `clients` connections are blocked in XREAD (or `command`) right now."""
     listed: List[Any] = r.client_list()
-    return sum(1 for c in listed if c.get("cmd") == "xread" and "b" in c.get("flags", "")) >= clients
+    return sum(1 for c in listed if c.get("cmd") == command and "b" in c.get("flags", "")) >= clients
 
 
 class Waiter(threading.Thread):
@@ -74,19 +75,20 @@ def test_a_semaphore_waiter_wakes_when_a_permit_frees(server: Server, r: redis.R
     assert run(permits.state())[1] == 1  # b holds the permit
 
 
-def test_a_fair_lock_wakes_its_next_in_line_only(server: Server, r: redis.Redis) -> None:
-    lock = rp.FairLock("printer")
+@pytest.mark.parametrize("order", ["fifo", "any"])
+def test_a_fair_lock_wakes_one_waiter_at_a_time(server: Server, r: redis.Redis, order: str) -> None:
+    lock = rp.FairLock("printer:" + order)
     a, b, c = hex_token(1), hex_token(2), hex_token(3)
-    first = lock.acquire(a, 60_000, 60_000, 10).run(r)[0]
+    first = lock.acquire(a, 60_000, 60_000, 10, order=order).run(r)[0]
     assert first >= 1
-    ready: Callable[[Tuple[int, str, int]], bool] = lambda reply: reply[0] != 0  # noqa: E731
-    second = Waiter(server, lambda _: lock.acquire(b, 60_000, 60_000, 10), ready, token=b)
+    ready: Callable[[Tuple[int, int]], bool] = lambda reply: reply[0] != 0  # noqa: E731
+    second = Waiter(server, lambda _: lock.acquire(b, 60_000, 60_000, 10, order=order), ready)
     second.start()
-    poll(lambda: blocked_on_xread(r), "b blocking")
-    third = Waiter(server, lambda _: lock.acquire(c, 60_000, 60_000, 10), ready, token=c)
+    poll(lambda: blocked_on_xread(r, 1, "blpop"), "b blocking on the bell")
+    third = Waiter(server, lambda _: lock.acquire(c, 60_000, 60_000, 10, order=order), ready)
     third.start()
-    poll(lambda: blocked_on_xread(r, 2), "b and c blocking")
-    # The release wakes b, the first in line; c keeps blocking through b's entry.
+    poll(lambda: blocked_on_xread(r, 2, "blpop"), "b and c blocking on the bell")
+    # The release rings once: b, blocked longest, wakes and takes the lock; c sleeps on.
     assert lock.release(a).run(r) is True
     assert second.result()[0] == first + 1
     assert third.is_alive()

@@ -2,14 +2,21 @@
 `runtime::wait` does.
 
 A script that answers "not yet" (a full semaphore, a held fair lock or read-write lock, a
-closed latch, a barrier still waiting) answers, as the last two items of its reply, the
-last id of the primitive's wake stream (its ``wake`` key) and the most milliseconds to
-block before running again. Every script that frees something appends to that stream,
-so a waiter blocked on ``XREAD BLOCK … STREAMS <wake> <id>`` wakes at once, and one that
-blocks after the append returns at once too. An entry names whom it is for in its field
-``w``: ``*`` for every waiter, or one waiter's token; a waiter that gives its token keeps
-blocking through an entry for another. Every block lasts at most `MAX_BLOCK_MS`, then the
-script runs again; pub/sub is never involved.
+closed latch, a barrier still waiting) answers, as the last item of its reply, the most
+milliseconds to block before running again, and what to block on is one of two things:
+
+- a bell (the fair lock's ``bell`` key, a list): a script that frees the lock pushes one
+  ring to it, and ``BLPOP <bell> <seconds>`` hands it to the one waiter blocked longest,
+  so a release wakes one waiter; a ring nobody was blocked for waits in the list;
+- a wake stream (the ``wake`` key of the others), whose last id is the reply's item
+  before: every script that frees something appends to it, so a waiter blocked on
+  ``XREAD BLOCK … STREAMS <wake> <id>`` wakes at once, and one that blocks after the
+  append returns at once too. An entry names whom it is for in its field ``w``: ``*`` for
+  every waiter, or one waiter's token; a waiter that gives its token keeps blocking
+  through an entry for another.
+
+Every block lasts at most `MAX_BLOCK_MS`, then the script runs again; pub/sub is never
+involved.
 """
 
 from __future__ import annotations
@@ -32,10 +39,11 @@ a wake-up lost to a failover or a deleted stream costs at most this."""
 
 class Wake(NamedTuple):
     """What a "not yet" reply says to block on: the wake stream `key` after id `after`,
-    for at most `within_ms`; `token`, when given, is the waiter's."""
+    or the bell `key` (`after` None), for at most `within_ms`; `token`, when given, is the
+    waiter's."""
 
     key: str
-    after: str
+    after: Optional[str]
     within_ms: int
     token: Optional[str] = None
 
@@ -45,8 +53,14 @@ class Wake(NamedTuple):
 
 
 def wake_of(call: Call[Any], reply: Any, token: Optional[str]) -> Wake:
-    """The wake of `call`'s "not yet" `reply`: its wake key, and the reply's last two
-    items (the stream id, the ms to block at most), capped at `MAX_BLOCK_MS`."""
+    """The wake of `call`'s "not yet" `reply`: its bell and the reply's last item (the ms
+    to block at most), or its wake stream and the reply's last two (the stream id, the
+    ms), the ms capped at `MAX_BLOCK_MS`."""
+    if "bell" in call.script.key_names:
+        within = reply[-1]
+        if not isinstance(within, int):
+            raise UnexpectedReply(f"{call.script.name}: not a time to block: {reply!r}")
+        return Wake(call.key("bell"), None, min(within, MAX_BLOCK_MS), token)
     after, within = reply[-2], reply[-1]
     if not isinstance(after, str) or not is_stream_id(after) or not isinstance(within, int):
         raise UnexpectedReply(f"{call.script.name}: not a wake id and a time: {reply!r}")
@@ -107,6 +121,11 @@ def until(
             if left <= 0:
                 break
             block = max(1, int(left * 1000))  # BLOCK 0 would wait for ever
+            if after is None:
+                rang = yield Execute(("BLPOP", wake.key, f"{block // 1000}.{block % 1000:03d}"))
+                if isinstance(rang, redis.exceptions.ResponseError):
+                    raise rang
+                break
             read = yield Execute(("XREAD", "COUNT", 1, "BLOCK", block, "STREAMS", wake.key, after))
             if isinstance(read, redis.exceptions.ResponseError):
                 raise read

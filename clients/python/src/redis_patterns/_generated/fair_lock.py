@@ -37,33 +37,34 @@ KEY_PLACES = _rt.Form("fair_lock", "{<name>}:places", (_rt.Tag((_rt.Value("name"
 KEY_FENCE = _rt.Form("fair_lock", "{<name>}:fence", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":fence")))
 """The name template `{<name>}:fence`."""
 
-KEY_WAKE = _rt.Form("fair_lock", "{<name>}:wake", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":wake")))
-"""The name template `{<name>}:wake`."""
+KEY_BELL = _rt.Form("fair_lock", "{<name>}:bell", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":bell")))
+"""The name template `{<name>}:bell`."""
 
 
 ACQUIRE = _rt.Script(
     "fair_lock/acquire",
     path="scripts/fair_lock/acquire.lua",
-    sha1="3f71db790171b2760be161829cbb2f208c64c82a",
-    function="rp_v0_1_0_e45cace83bdf__fair_lock__acquire",
+    sha1="94057ebfd623bb9afcf0daa1950896564d6f65c7",
+    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__acquire",
     read_only=False,
     keys=(5, 5),
-    key_names=("owner", "queue", "places", "fence", "wake"),
+    key_names=("owner", "queue", "places", "fence", "bell"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
         _rt.Param("place_lease", "ms", "BAD_PLACE_LEASE", low=1, high=999999999999999),
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=1000),
+        _rt.Param("order", "string", "BAD_ORDER", choices=("fifo", "any")),
     ),
-    errors=("BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_PLACE_LEASE", "BAD_LIMIT", "BAD_KEYS", "BAD_OWNER", "BAD_FENCE", "BAD_QUEUE"),
+    errors=("BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_PLACE_LEASE", "BAD_LIMIT", "BAD_ORDER", "BAD_KEYS", "BAD_OWNER", "BAD_FENCE", "BAD_QUEUE"),
 )
-"""`fair_lock/acquire`: Takes the lock for `token` when its turn has come, first come first served, or
-keeps its place in the queue.
+"""`fair_lock/acquire`: Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`),
+or says how long to wait.
 
 The script's contract; call it with `acquire()`.
 """
 
-_ACQUIRE_REPLY = _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT)
+_ACQUIRE_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT)
 
 
 def acquire(
@@ -71,38 +72,47 @@ def acquire(
     queue: str,
     places: str,
     fence: str,
-    wake: str,
+    bell: str,
     token: str,
     lease: _rt.Ms,
     place_lease: _rt.Ms,
     limit: int,
-) -> _rt.Call[_t.Tuple[int, str, int]]:
-    """Takes the lock for `token` when its turn has come, first come first served, or keeps its place
-    in the queue.
+    order: str,
+) -> _rt.Call[_t.Tuple[int, int]]:
+    """Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long
+    to wait.
 
-    Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,
-    in order of arrival) with a place that lasts `place_lease` (`places`: token ->
-    deadline, server clock). Each later call renews the place, so a waiter keeps its place
-    by waiting (calling again at least every `place_lease`, which the reply's wait allows),
-    and a waiter that dies loses it within one `place_lease`. The call takes the lock when
-    the lock is free and the token is first in the queue; the lock then lasts `lease` and
+    Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:
+    token -> ticket, in order of arrival), and the lock goes to the first in line. With
+    `any` the caller barges: it takes the lock whenever it is free and nobody waits in
+    line, the way a `SET NX` lock does, but woken by the bell rather than polling. Either
+    way a caller that waits has a place that lasts `place_lease` (`places`: token ->
+    deadline, server clock), which each later call renews: a waiter keeps it by waiting
+    (calling again at least every `place_lease`, which the reply's wait allows), and one
+    that dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and
     its fencing token is the next number of the `fence` counter, which never goes back
-    (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they
-    are in the queue: lapsed places at the head first, then the earliest lapsed anywhere;
-    dropping any wakes the waiters. The holder calling again keeps the lock (its lease runs
-    `lease` from now) and its fencing token: the lock is not reentrant, one `release`
-    frees it. A waiter that gives up calls `cancel`.
+    (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in
+    line's when it lapsed, then the earliest lapsed anywhere. A caller that is not
+    granted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and
+    calls again: a release rings it once, which wakes the one waiter blocked longest, and a
+    woken waiter that cannot take the free lock rings it again for the next, a bounded
+    number of times. The holder calling again keeps the lock (its lease runs `lease` from
+    now) and its fencing token: the lock is not reentrant, one `release` frees it. A
+    waiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the
+    call takes the lock without touching the queue's keys.
 
     Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
         owner (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires
             with its lease
-        queue (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival
-        places (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)
+        queue (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo`
+            callers)
+        places (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server
+            clock), every waiter
         fence (a string, named `{<name>}:fence`): the counter the fencing tokens come from; never
             deleted
-        wake (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees
+        bell (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits
 
     Args:
         token (`string`, 32 hex digits): the waiter's 128 random bits, the same for each call of one
@@ -111,19 +121,22 @@ def acquire(
         place_lease (`ms`, from 1 to 999999999999999 ms): how long the waiter's place lasts from
             this call
         limit (`uint`, from 1 to 1000): the most lapsed places dropped first
+        order (`string`, one of `fifo`, `any`, default `fifo` in the class): first come first
+            served, or barging
 
     Returns:
-        `(uint, string, uint)`: the fencing token (0: not yet), then the wake stream's last id and
-            the most ms to block on it before calling again (both for a 0)
+        `(uint, uint)`: the fencing token (0: not yet), then the most ms to block on the bell before
+            calling again (for a 0)
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and 4 arguments
+            BAD_ARGS: not 5 keys and 5 arguments
             BAD_TOKEN: not 32 hex digits
             BAD_LEASE: not whole milliseconds within its range
             BAD_PLACE_LEASE: not whole milliseconds within its range
             BAD_LIMIT: not an integer within its range
+            BAD_ORDER: not one of its choices
             BAD_KEYS: a key not named as its template says
             BAD_OWNER: `owner` holds a field these scripts never write, or a value they did not
                 write
@@ -132,24 +145,24 @@ def acquire(
 
     Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's TIME.
     """
-    _args = ACQUIRE.encode(token, lease, place_lease, limit)
-    return ACQUIRE.call([owner, queue, places, fence, wake], _args, _ACQUIRE_REPLY)
+    _args = ACQUIRE.encode(token, lease, place_lease, limit, order)
+    return ACQUIRE.call([owner, queue, places, fence, bell], _args, _ACQUIRE_REPLY)
 
 
 CANCEL = _rt.Script(
     "fair_lock/cancel",
     path="scripts/fair_lock/cancel.lua",
-    sha1="e93abdd6c7fb1ca4f6ffaa74e62635311d407080",
-    function="rp_v0_1_0_e45cace83bdf__fair_lock__cancel",
+    sha1="0d7dcd2c504c93b0e875334021f4280c71af2428",
+    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__cancel",
     read_only=False,
     keys=(3, 3),
-    key_names=("queue", "places", "wake"),
+    key_names=("queue", "places", "bell"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
     errors=("BAD_ARGS", "BAD_TOKEN", "BAD_KEYS"),
 )
-"""`fair_lock/cancel`: Gives up `token`'s place in the queue, and wakes the waiters.
+"""`fair_lock/cancel`: Gives up `token`'s place, and rings the bell when it was first in line.
 
 The script's contract; call it with `cancel()`.
 """
@@ -157,19 +170,21 @@ The script's contract; call it with `cancel()`.
 _CANCEL_REPLY = _rt.BOOL
 
 
-def cancel(queue: str, places: str, wake: str, token: str) -> _rt.Call[bool]:
-    """Gives up `token`'s place in the queue, and wakes the waiters.
+def cancel(queue: str, places: str, bell: str, token: str) -> _rt.Call[bool]:
+    """Gives up `token`'s place, and rings the bell when it was first in line.
 
     Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that
     the waiters behind it need not wait for its place to lapse; one that dies without it
-    loses its place within one `place_lease` all the same.
+    loses its place within one `place_lease` all the same. Only the first in line leaving
+    can let another through, so only then does the bell ring (once; a waiter it wakes
+    while the lock is held blocks again).
 
     Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
         queue (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival
         places (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)
-        wake (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees
+        bell (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits
 
     Args:
         token (`string`, 32 hex digits): the waiter's token
@@ -187,14 +202,14 @@ def cancel(queue: str, places: str, wake: str, token: str) -> _rt.Call[bool]:
     Complexity: O(log N), N = the waiters.
     """
     _args = CANCEL.encode(token)
-    return CANCEL.call([queue, places, wake], _args, _CANCEL_REPLY)
+    return CANCEL.call([queue, places, bell], _args, _CANCEL_REPLY)
 
 
 EXTEND = _rt.Script(
     "fair_lock/extend",
     path="scripts/fair_lock/extend.lua",
-    sha1="507bb45095ec7a841017944b5b200dd09dbbe78b",
-    function="rp_v0_1_0_e45cace83bdf__fair_lock__extend",
+    sha1="6000e8048cbe6c1d833ff672fc9f58651ba856e4",
+    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__extend",
     read_only=False,
     keys=(1, 1),
     key_names=("owner",),
@@ -250,17 +265,17 @@ def extend(owner: str, token: str, lease: _rt.Ms) -> _rt.Call[bool]:
 RELEASE = _rt.Script(
     "fair_lock/release",
     path="scripts/fair_lock/release.lua",
-    sha1="e720bd117ea5a58f7caada7d2b25dca1ae7de475",
-    function="rp_v0_1_0_e45cace83bdf__fair_lock__release",
+    sha1="00f4715110f74fa349c4a746548603a0ee7d9312",
+    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__release",
     read_only=False,
-    keys=(4, 4),
-    key_names=("owner", "queue", "places", "wake"),
+    keys=(3, 3),
+    key_names=("owner", "places", "bell"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
     errors=("BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_OWNER"),
 )
-"""`fair_lock/release`: Frees the lock if `token` holds it, and wakes the first live waiter.
+"""`fair_lock/release`: Frees the lock if `token` holds it, and rings the bell once when someone waits.
 
 The script's contract; call it with `release()`.
 """
@@ -268,23 +283,21 @@ The script's contract; call it with `release()`.
 _RELEASE_REPLY = _rt.BOOL
 
 
-def release(owner: str, queue: str, places: str, wake: str, token: str) -> _rt.Call[bool]:
-    """Frees the lock if `token` holds it, and wakes the first live waiter.
+def release(owner: str, places: str, bell: str, token: str) -> _rt.Call[bool]:
+    """Frees the lock if `token` holds it, and rings the bell once when someone waits.
 
-    Beyond the book. The first live waiter in the queue takes it at its next call: the wake
-    stream's entry names its token, so it alone runs its script again, and the others keep
-    blocking (every waiter, when none of the first ten in line is live).
+    Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in
+    `fifo` order usually the first in line, which takes the lock; a woken waiter that
+    cannot take it rings again for the next, at most once per waiter. Nobody else wakes.
 
     Runs `scripts/fair_lock/release.lua` (`fair_lock/release`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
         owner (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires
             with its lease
-        queue (a zset, named `{<name>}:queue`): waiting token -> its ticket: the first live one is
-            woken
         places (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server
             clock)
-        wake (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees
+        bell (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits
 
     Args:
         token (`string`, 32 hex digits): the token the lock was taken with
@@ -295,16 +308,16 @@ def release(owner: str, queue: str, places: str, wake: str, token: str) -> _rt.C
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 4 keys and 1 argument
+            BAD_ARGS: not 3 keys and 1 argument
             BAD_TOKEN: not 32 hex digits
             BAD_KEYS: a key not named as its template says
             BAD_OWNER: `owner` holds a field these scripts never write, or a value they did not
                 write
 
-    Complexity: O(1). Clock: the server's TIME.
+    Complexity: O(1).
     """
     _args = RELEASE.encode(token)
-    return RELEASE.call([owner, queue, places, wake], _args, _RELEASE_REPLY)
+    return RELEASE.call([owner, places, bell], _args, _RELEASE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -322,7 +335,7 @@ class FairLock:
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "_keys", _rt.check_names("fair_lock", (KEY_OWNER, KEY_QUEUE, KEY_PLACES, KEY_FENCE, KEY_WAKE,), {"name": self.name})
+            self, "_keys", _rt.check_names("fair_lock", (KEY_OWNER, KEY_QUEUE, KEY_PLACES, KEY_FENCE, KEY_BELL,), {"name": self.name})
         )
 
     def acquire(
@@ -331,32 +344,41 @@ class FairLock:
         lease: _rt.Ms,
         place_lease: _rt.Ms,
         limit: int,
-    ) -> _rt.Call[_t.Tuple[int, str, int]]:
-        """Takes the lock for `token` when its turn has come, first come first served, or keeps its
-        place in the queue.
+        *,
+        order: str = "fifo",
+    ) -> _rt.Call[_t.Tuple[int, int]]:
+        """Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how
+        long to wait.
 
-        Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,
-        in order of arrival) with a place that lasts `place_lease` (`places`: token ->
-        deadline, server clock). Each later call renews the place, so a waiter keeps its place
-        by waiting (calling again at least every `place_lease`, which the reply's wait allows),
-        and a waiter that dies loses it within one `place_lease`. The call takes the lock when
-        the lock is free and the token is first in the queue; the lock then lasts `lease` and
+        Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:
+        token -> ticket, in order of arrival), and the lock goes to the first in line. With
+        `any` the caller barges: it takes the lock whenever it is free and nobody waits in
+        line, the way a `SET NX` lock does, but woken by the bell rather than polling. Either
+        way a caller that waits has a place that lasts `place_lease` (`places`: token ->
+        deadline, server clock), which each later call renews: a waiter keeps it by waiting
+        (calling again at least every `place_lease`, which the reply's wait allows), and one
+        that dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and
         its fencing token is the next number of the `fence` counter, which never goes back
-        (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they
-        are in the queue: lapsed places at the head first, then the earliest lapsed anywhere;
-        dropping any wakes the waiters. The holder calling again keeps the lock (its lease runs
-        `lease` from now) and its fencing token: the lock is not reentrant, one `release`
-        frees it. A waiter that gives up calls `cancel`.
+        (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in
+        line's when it lapsed, then the earliest lapsed anywhere. A caller that is not
+        granted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and
+        calls again: a release rings it once, which wakes the one waiter blocked longest, and a
+        woken waiter that cannot take the free lock rings it again for the next, a bounded
+        number of times. The holder calling again keeps the lock (its lease runs `lease` from
+        now) and its fencing token: the lock is not reentrant, one `release` frees it. A
+        waiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the
+        call takes the lock without touching the queue's keys.
 
         Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`).
 
         Keys, named from their templates:
             owner (`{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its
                 lease
-            queue (`{<name>}:queue`): waiting token -> ticket, in order of arrival
-            places (`{<name>}:places`): waiting token -> place deadline (ms, server clock)
+            queue (`{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)
+            places (`{<name>}:places`): waiting token -> place deadline (ms, server clock), every
+                waiter
             fence (`{<name>}:fence`): the counter the fencing tokens come from; never deleted
-            wake (`{<name>}:wake`): the wake stream: an entry each time the lock frees
+            bell (`{<name>}:bell`): rung once each time the lock frees while someone waits
 
         Args:
             token (`string`, 32 hex digits): the waiter's 128 random bits, the same for each call of
@@ -365,19 +387,22 @@ class FairLock:
             place_lease (`ms`, from 1 to 999999999999999 ms): how long the waiter's place lasts from
                 this call
             limit (`uint`, from 1 to 1000): the most lapsed places dropped first
+            order (`string`, one of `fifo`, `any`, default `fifo` in the class): first come first
+                served, or barging
 
         Returns:
-            `(uint, string, uint)`: the fencing token (0: not yet), then the wake stream's last id
-                and the most ms to block on it before calling again (both for a 0)
+            `(uint, uint)`: the fencing token (0: not yet), then the most ms to block on the bell
+                before calling again (for a 0)
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and 4 arguments
+                BAD_ARGS: not 5 keys and 5 arguments
                 BAD_TOKEN: not 32 hex digits
                 BAD_LEASE: not whole milliseconds within its range
                 BAD_PLACE_LEASE: not whole milliseconds within its range
                 BAD_LIMIT: not an integer within its range
+                BAD_ORDER: not one of its choices
                 BAD_KEYS: a key not named as its template says
                 BAD_OWNER: `owner` holds a field these scripts never write, or a value they did not
                     write
@@ -386,32 +411,34 @@ class FairLock:
 
         Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's TIME.
         """
-        _args = ACQUIRE.encode(token, lease, place_lease, limit)
+        _args = ACQUIRE.encode(token, lease, place_lease, limit, order)
         return ACQUIRE.call(
             [
                 self._keys[KEY_OWNER],
                 self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
                 self._keys[KEY_FENCE],
-                self._keys[KEY_WAKE],
+                self._keys[KEY_BELL],
             ],
             _args,
             _ACQUIRE_REPLY,
         )
 
     def cancel(self, token: str) -> _rt.Call[bool]:
-        """Gives up `token`'s place in the queue, and wakes the waiters.
+        """Gives up `token`'s place, and rings the bell when it was first in line.
 
         Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that
         the waiters behind it need not wait for its place to lapse; one that dies without it
-        loses its place within one `place_lease` all the same.
+        loses its place within one `place_lease` all the same. Only the first in line leaving
+        can let another through, so only then does the bell ring (once; a waiter it wakes
+        while the lock is held blocks again).
 
         Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`).
 
         Keys, named from their templates:
             queue (`{<name>}:queue`): waiting token -> ticket, in order of arrival
             places (`{<name>}:places`): waiting token -> place deadline (ms, server clock)
-            wake (`{<name>}:wake`): the wake stream: an entry each time the lock frees
+            bell (`{<name>}:bell`): rung once each time the lock frees while someone waits
 
         Args:
             token (`string`, 32 hex digits): the waiter's token
@@ -433,7 +460,7 @@ class FairLock:
             [
                 self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
-                self._keys[KEY_WAKE],
+                self._keys[KEY_BELL],
             ],
             _args,
             _CANCEL_REPLY,
@@ -480,20 +507,19 @@ class FairLock:
         )
 
     def release(self, token: str) -> _rt.Call[bool]:
-        """Frees the lock if `token` holds it, and wakes the first live waiter.
+        """Frees the lock if `token` holds it, and rings the bell once when someone waits.
 
-        Beyond the book. The first live waiter in the queue takes it at its next call: the wake
-        stream's entry names its token, so it alone runs its script again, and the others keep
-        blocking (every waiter, when none of the first ten in line is live).
+        Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in
+        `fifo` order usually the first in line, which takes the lock; a woken waiter that
+        cannot take it rings again for the next, at most once per waiter. Nobody else wakes.
 
         Runs `scripts/fair_lock/release.lua` (`fair_lock/release`).
 
         Keys, named from their templates:
             owner (`{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its
                 lease
-            queue (`{<name>}:queue`): waiting token -> its ticket: the first live one is woken
             places (`{<name>}:places`): waiting token -> its place's deadline (ms, server clock)
-            wake (`{<name>}:wake`): the wake stream: an entry each time the lock frees
+            bell (`{<name>}:bell`): rung once each time the lock frees while someone waits
 
         Args:
             token (`string`, 32 hex digits): the token the lock was taken with
@@ -504,21 +530,20 @@ class FairLock:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 4 keys and 1 argument
+                BAD_ARGS: not 3 keys and 1 argument
                 BAD_TOKEN: not 32 hex digits
                 BAD_KEYS: a key not named as its template says
                 BAD_OWNER: `owner` holds a field these scripts never write, or a value they did not
                     write
 
-        Complexity: O(1). Clock: the server's TIME.
+        Complexity: O(1).
         """
         _args = RELEASE.encode(token)
         return RELEASE.call(
             [
                 self._keys[KEY_OWNER],
-                self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
-                self._keys[KEY_WAKE],
+                self._keys[KEY_BELL],
             ],
             _args,
             _RELEASE_REPLY,
