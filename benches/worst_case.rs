@@ -275,7 +275,7 @@ fn fill(con: &mut redis::Connection, command: &str, key: &str, prefix: &str, n: 
 const APP_LOG: &[(&str, &str)] = &[("name", "l"), ("severity", "info")];
 const BARRIER: &[(&str, &str)] = &[("name", "b")];
 const BLOOM: &[(&str, &str)] = &[("filter", "f")];
-const FAIR_LOCK: &[(&str, &str)] = &[("name", "f")];
+const FAIR_LOCK: &[(&str, &str)] = &[("name", "f"), ("token", TOKEN)];
 const GEO: &[(&str, &str)] = &[("key", "{g}")];
 const LATCH: &[(&str, &str)] = &[("name", "c")];
 const BOARD: &[(&str, &str)] = &[("key", "{b}")];
@@ -2134,7 +2134,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "fair_lock/release",
-            input: "the holder, 100,000 waiting: rings the bell",
+            input: "the holder, 100,000 in line: rings its turn key",
             setup: |con, k| fair_state(con, k, 100_000, 0),
             keys: Keys::of("fair_lock/release", FAIR_LOCK),
             args: strings([TOKEN.into()]),

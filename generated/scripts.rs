@@ -1396,7 +1396,19 @@ pub mod fair_lock {
             FENCE.forms[0].build(&[name])
         }
 
-        #[doc = " The template of `bell` (a list), `{<name>}:bell`: rung once each time the lock frees while someone waits"]
+        #[doc = " The template of `turn` (a list), `{<name>}:turn:<token>`: rung when `token` frees the lock or its place: the next in line blocks on it"]
+        #[doc = ""]
+        #[doc = " Build its name with [`turn()`]."]
+        pub static TURN: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:turn:<token>", forms: &[crate::KeyForm { text: "{<name>}:turn:<token>", params: &["name", "token"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":turn:"), crate::KeyPart::Param("token")] }] };
+
+        #[doc = " The name of `turn`: `{<name>}:turn:<token>`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
+        pub fn turn(name: &str, token: &str) -> crate::Result<String> {
+            TURN.forms[0].build(&[name, token])
+        }
+
+        #[doc = " The template of `bell` (a list), `{<name>}:bell`: rung for the barging waiters: at most one ring"]
         #[doc = ""]
         #[doc = " Build its name with [`bell()`]."]
         pub static BELL: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:bell", forms: &[crate::KeyForm { text: "{<name>}:bell", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":bell")] }] };
@@ -1409,23 +1421,22 @@ pub mod fair_lock {
         }
     }
 
-    #[doc = " `fair_lock/acquire`: Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long to wait."]
+    #[doc = " `fair_lock/acquire`: Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what to wait on."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`acquire()`]."]
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "94057ebfd623bb9afcf0daa1950896564d6f65c7",
+        sha1: "b126e75b4ed3d2ed5c7a16db527ddabd8d0183ba",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
-        summary: "Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long to wait.",
-        description: "Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:\ntoken -> ticket, in order of arrival), and the lock goes to the first in line. With\n`any` the caller barges: it takes the lock whenever it is free and nobody waits in\nline, the way a `SET NX` lock does, but woken by the bell rather than polling. Either\nway a caller that waits has a place that lasts `place_lease` (`places`: token ->\ndeadline, server clock), which each later call renews: a waiter keeps it by waiting\n(calling again at least every `place_lease`, which the reply's wait allows), and one\nthat dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and\nits fencing token is the next number of the `fence` counter, which never goes back\n(`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in\nline's when it lapsed, then the earliest lapsed anywhere. A caller that is not\ngranted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and\ncalls again: a release rings it once, which wakes the one waiter blocked longest, and a\nwoken waiter that cannot take the free lock rings it again for the next, a bounded\nnumber of times. The holder calling again keeps the lock (its lease runs `lease` from\nnow) and its fencing token: the lock is not reentrant, one `release` frees it. A\nwaiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the\ncall takes the lock without touching the queue's keys.",
+        summary: "Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what to wait on.",
+        description: "Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:\ntoken -> ticket, in order of arrival), and the lock goes to the first in line. With\n`any` the caller barges: it takes the lock whenever it is free and nobody waits in\nline, as a `SET NX` lock does, but woken rather than polling. Either way a caller that\nwaits has a place that lasts `place_lease` (`places`: token -> deadline, server\nclock), which each later call renews: a waiter keeps it by waiting (calling again at\nleast every `place_lease`, which the reply's wait allows), and one that dies loses it\nwithin one `place_lease`. The lock, once taken, lasts `lease`, and its fencing token is\nthe next number of the `fence` counter, which never goes back (`fenced_lock/acquire`'s\nrule). First, at most `limit` lapsed places go: the first in line's when it lapsed,\nthen the earliest lapsed anywhere. A caller in line that is not granted blocks on the\nturn key of the one just ahead of it (the holder, for the first in line), which that\none's `release` or `cancel` rings: `BLPOP {<name>}:turn:<ahead> <seconds>`, for at\nmost the reply's ms, then it calls again. So a release wakes the next in line alone,\nand a waiter whose place lapses wakes nobody. A barging caller blocks on the bell\n(`BLPOP {<name>}:bell <seconds>`), which a release rings once while bargers wait. The\nholder calling again keeps the lock (its lease runs `lease` from now) and its fencing\ntoken: the lock is not reentrant, one `release` frees it. A waiter that gives up calls\n`cancel`. Uncontended (the lock free, nobody waiting) the call takes the lock without\ntouching the queue's keys.",
         keys: &[
             crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
             crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival (`fifo` callers)", template: Some(&keys::QUEUE) },
             crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock), every waiter", template: Some(&keys::PLACES) },
             crate::Param { name: "fence", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the counter the fencing tokens come from; never deleted", template: Some(&keys::FENCE) },
-            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung once each time the lock frees while someone waits", template: Some(&keys::BELL) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the waiter's 128 random bits, the same for each call of one wait", template: None },
@@ -1434,9 +1445,9 @@ pub mod fair_lock {
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lapsed places dropped first", template: None },
             crate::Param { name: "order", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["fifo", "any"]), doc: "first come first served, or barging", template: None },
         ],
-        returns: crate::Returns { ty: "(uint, uint)", doc: "the fencing token (0: not yet), then the most ms to block on the bell before calling again (for a 0)" },
+        returns: crate::Returns { ty: "(uint, string, uint)", doc: "the fencing token (0: not yet); then, for a 0, the token whose turn key to block on (`{<name>}:turn:<token>`; empty for the bell, `{<name>}:bell`), and the most ms to block before calling again" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 5 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_PLACE_LEASE", doc: "not whole milliseconds within its range" },
@@ -1454,35 +1465,36 @@ pub mod fair_lock {
         ],
     };
 
-    #[doc = " Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long to wait."]
+    #[doc = " Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what to wait on."]
     #[doc = ""]
     #[doc = " Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:"]
     #[doc = " token -> ticket, in order of arrival), and the lock goes to the first in line. With"]
     #[doc = " `any` the caller barges: it takes the lock whenever it is free and nobody waits in"]
-    #[doc = " line, the way a `SET NX` lock does, but woken by the bell rather than polling. Either"]
-    #[doc = " way a caller that waits has a place that lasts `place_lease` (`places`: token ->"]
-    #[doc = " deadline, server clock), which each later call renews: a waiter keeps it by waiting"]
-    #[doc = " (calling again at least every `place_lease`, which the reply's wait allows), and one"]
-    #[doc = " that dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and"]
-    #[doc = " its fencing token is the next number of the `fence` counter, which never goes back"]
-    #[doc = " (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in"]
-    #[doc = " line's when it lapsed, then the earliest lapsed anywhere. A caller that is not"]
-    #[doc = " granted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and"]
-    #[doc = " calls again: a release rings it once, which wakes the one waiter blocked longest, and a"]
-    #[doc = " woken waiter that cannot take the free lock rings it again for the next, a bounded"]
-    #[doc = " number of times. The holder calling again keeps the lock (its lease runs `lease` from"]
-    #[doc = " now) and its fencing token: the lock is not reentrant, one `release` frees it. A"]
-    #[doc = " waiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the"]
-    #[doc = " call takes the lock without touching the queue's keys."]
+    #[doc = " line, as a `SET NX` lock does, but woken rather than polling. Either way a caller that"]
+    #[doc = " waits has a place that lasts `place_lease` (`places`: token -> deadline, server"]
+    #[doc = " clock), which each later call renews: a waiter keeps it by waiting (calling again at"]
+    #[doc = " least every `place_lease`, which the reply's wait allows), and one that dies loses it"]
+    #[doc = " within one `place_lease`. The lock, once taken, lasts `lease`, and its fencing token is"]
+    #[doc = " the next number of the `fence` counter, which never goes back (`fenced_lock/acquire`'s"]
+    #[doc = " rule). First, at most `limit` lapsed places go: the first in line's when it lapsed,"]
+    #[doc = " then the earliest lapsed anywhere. A caller in line that is not granted blocks on the"]
+    #[doc = " turn key of the one just ahead of it (the holder, for the first in line), which that"]
+    #[doc = " one's `release` or `cancel` rings: `BLPOP {<name>}:turn:<ahead> <seconds>`, for at"]
+    #[doc = " most the reply's ms, then it calls again. So a release wakes the next in line alone,"]
+    #[doc = " and a waiter whose place lapses wakes nobody. A barging caller blocks on the bell"]
+    #[doc = " (`BLPOP {<name>}:bell <seconds>`), which a release rings once while bargers wait. The"]
+    #[doc = " holder calling again keeps the lock (its lease runs `lease` from now) and its fencing"]
+    #[doc = " token: the lock is not reentrant, one `release` frees it. A waiter that gives up calls"]
+    #[doc = " `cancel`. Uncontended (the lock free, nobody waiting) the call takes the lock without"]
+    #[doc = " touching the queue's keys."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `94057ebfd623bb9afcf0daa1950896564d6f65c7`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `b126e75b4ed3d2ed5c7a16db527ddabd8d0183ba`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)"]
     #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock), every waiter"]
     #[doc = " - `fence` (a string, named `{<name>}:fence`): the counter the fencing tokens come from; never deleted"]
-    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the waiter's 128 random bits, the same for each call of one wait"]
@@ -1491,10 +1503,10 @@ pub mod fair_lock {
     #[doc = " - `limit` (`uint`, from 1 to 1000): the most lapsed places dropped first"]
     #[doc = " - `order` (`string`, one of `fifo`, `any`): first come first served, or barging"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint)`): the fencing token (0: not yet), then the most ms to block on the bell before calling again (for a 0)"]
+    #[doc = " Returns (`(uint, string, uint)`): the fencing token (0: not yet); then, for a 0, the token whose turn key to block on (`{<name>}:turn:<token>`; empty for the bell, `{<name>}:bell`), and the most ms to block before calling again"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 5 arguments"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 5 arguments"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_PLACE_LEASE`: not whole milliseconds within its range"]
@@ -1506,25 +1518,25 @@ pub mod fair_lock {
     #[doc = " - `BAD_QUEUE`: the last ticket in `queue` is no whole number from 0 to 2^53 - 2"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's `TIME`."]
-    pub fn acquire(owner: &str, queue: &str, places: &str, fence: &str, bell: &str, token: &str, lease: ::std::time::Duration, place_lease: ::std::time::Duration, limit: u64, order: &str) -> crate::Op<(u64, u64,)> {
-        crate::ScriptCall::new(&ACQUIRE).key(owner).key(queue).key(places).key(fence).key(bell).arg(token).arg(lease).arg(place_lease).arg(limit).arg(order).finish()
+    pub fn acquire(owner: &str, queue: &str, places: &str, fence: &str, token: &str, lease: ::std::time::Duration, place_lease: ::std::time::Duration, limit: u64, order: &str) -> crate::Op<(u64, String, u64,)> {
+        crate::ScriptCall::new(&ACQUIRE).key(owner).key(queue).key(places).key(fence).arg(token).arg(lease).arg(place_lease).arg(limit).arg(order).finish()
     }
 
-    #[doc = " `fair_lock/cancel`: Gives up `token`'s place, and rings the bell when it was first in line."]
+    #[doc = " `fair_lock/cancel`: Gives up `token`'s place, and wakes the one behind it in line."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`cancel()`]."]
     pub static CANCEL: crate::Script = crate::Script {
         name: "fair_lock/cancel",
         path: "scripts/fair_lock/cancel.lua",
-        sha1: "0d7dcd2c504c93b0e875334021f4280c71af2428",
+        sha1: "31317010297560c9779adbca4a49a07f7ab9a307",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
         flags: &[],
-        summary: "Gives up `token`'s place, and rings the bell when it was first in line.",
-        description: "Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that\nthe waiters behind it need not wait for its place to lapse; one that dies without it\nloses its place within one `place_lease` all the same. Only the first in line leaving\ncan let another through, so only then does the bell ring (once; a waiter it wakes\nwhile the lock is held blocks again).",
+        summary: "Gives up `token`'s place, and wakes the one behind it in line.",
+        description: "Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that\nthe waiters behind it need not wait for its place to lapse; one that dies without it\nloses its place within one `place_lease` all the same. The one just behind it in line\nblocks on its turn key (`turn`): it is rung, and that waiter calls again and waits\nbehind the next one ahead.",
         keys: &[
-            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival", template: Some(&keys::QUEUE) },
-            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock)", template: Some(&keys::PLACES) },
-            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung once each time the lock frees while someone waits", template: Some(&keys::BELL) },
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival (`fifo` callers)", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock), every waiter", template: Some(&keys::PLACES) },
+            crate::Param { name: "turn", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when `token` frees the lock or its place: the next in line blocks on it", template: Some(&keys::TURN) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the waiter's token", template: None },
@@ -1541,20 +1553,20 @@ pub mod fair_lock {
         ],
     };
 
-    #[doc = " Gives up `token`'s place, and rings the bell when it was first in line."]
+    #[doc = " Gives up `token`'s place, and wakes the one behind it in line."]
     #[doc = ""]
     #[doc = " Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that"]
     #[doc = " the waiters behind it need not wait for its place to lapse; one that dies without it"]
-    #[doc = " loses its place within one `place_lease` all the same. Only the first in line leaving"]
-    #[doc = " can let another through, so only then does the bell ring (once; a waiter it wakes"]
-    #[doc = " while the lock is held blocks again)."]
+    #[doc = " loses its place within one `place_lease` all the same. The one just behind it in line"]
+    #[doc = " blocks on its turn key (`turn`): it is rung, and that waiter calls again and waits"]
+    #[doc = " behind the next one ahead."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `0d7dcd2c504c93b0e875334021f4280c71af2428`)."]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `31317010297560c9779adbca4a49a07f7ab9a307`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
-    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)"]
-    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock), every waiter"]
+    #[doc = " - `turn` (a list, named `{<name>}:turn:<token>`): rung when `token` frees the lock or its place: the next in line blocks on it"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the waiter's token"]
@@ -1567,8 +1579,8 @@ pub mod fair_lock {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the waiters."]
-    pub fn cancel(queue: &str, places: &str, bell: &str, token: &str) -> crate::Op<bool> {
-        crate::ScriptCall::new(&CANCEL).key(queue).key(places).key(bell).arg(token).finish()
+    pub fn cancel(queue: &str, places: &str, turn: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&CANCEL).key(queue).key(places).key(turn).arg(token).finish()
     }
 
     #[doc = " `fair_lock/extend`: Runs the lock's lease `lease` from now if `token` holds it."]
@@ -1577,7 +1589,7 @@ pub mod fair_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "fair_lock/extend",
         path: "scripts/fair_lock/extend.lua",
-        sha1: "6000e8048cbe6c1d833ff672fc9f58651ba856e4",
+        sha1: "94581c760125b6a0923c4f4618fb2881d941f345",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/extend.lua")),
         flags: &[],
         summary: "Runs the lock's lease `lease` from now if `token` holds it.",
@@ -1608,7 +1620,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. A lease that has passed is not brought back: the holder lost the lock"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `6000e8048cbe6c1d833ff672fc9f58651ba856e4`)."]
+    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `94581c760125b6a0923c4f4618fb2881d941f345`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1631,28 +1643,30 @@ pub mod fair_lock {
         crate::ScriptCall::new(&EXTEND).key(owner).arg(token).arg(lease).finish()
     }
 
-    #[doc = " `fair_lock/release`: Frees the lock if `token` holds it, and rings the bell once when someone waits."]
+    #[doc = " `fair_lock/release`: Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`release()`]."]
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "00f4715110f74fa349c4a746548603a0ee7d9312",
+        sha1: "0e95804d176da9286d8676cd884d09a5a258ce43",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
-        summary: "Frees the lock if `token` holds it, and rings the bell once when someone waits.",
-        description: "Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in\n`fifo` order usually the first in line, which takes the lock; a woken waiter that\ncannot take it rings again for the next, at most once per waiter. Nobody else wakes.",
+        summary: "Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter.",
+        description: "Beyond the book. The first in line blocks on the holder's turn key (`turn`), so a\nrelease with someone in line rings it once and wakes that one alone; the others stay\nblocked, each on the turn key of the one ahead of it. While barging waiters wait (more\nplaces than tokens in line), it rings the bell once too, which wakes the one of them\nblocked the longest. A ring nobody was blocked for stays a second (`turn`) or a\nminute (`bell`), so a waiter that blocks just after still wakes.",
         keys: &[
             crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
-            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
-            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung once each time the lock frees while someone waits", template: Some(&keys::BELL) },
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival (`fifo` callers)", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock), every waiter", template: Some(&keys::PLACES) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung for the barging waiters: at most one ring", template: Some(&keys::BELL) },
+            crate::Param { name: "turn", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when `token` frees the lock or its place: the next in line blocks on it", template: Some(&keys::TURN) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the lock was taken with", template: None },
         ],
         returns: crate::Returns { ty: "bool", doc: "whether `token` held the lock" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds a field these scripts never write, or a value they did not write" },
@@ -1663,18 +1677,23 @@ pub mod fair_lock {
         ],
     };
 
-    #[doc = " Frees the lock if `token` holds it, and rings the bell once when someone waits."]
+    #[doc = " Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter."]
     #[doc = ""]
-    #[doc = " Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in"]
-    #[doc = " `fifo` order usually the first in line, which takes the lock; a woken waiter that"]
-    #[doc = " cannot take it rings again for the next, at most once per waiter. Nobody else wakes."]
+    #[doc = " Beyond the book. The first in line blocks on the holder's turn key (`turn`), so a"]
+    #[doc = " release with someone in line rings it once and wakes that one alone; the others stay"]
+    #[doc = " blocked, each on the turn key of the one ahead of it. While barging waiters wait (more"]
+    #[doc = " places than tokens in line), it rings the bell once too, which wakes the one of them"]
+    #[doc = " blocked the longest. A ring nobody was blocked for stays a second (`turn`) or a"]
+    #[doc = " minute (`bell`), so a waiter that blocks just after still wakes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `00f4715110f74fa349c4a746548603a0ee7d9312`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `0e95804d176da9286d8676cd884d09a5a258ce43`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
-    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
-    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock), every waiter"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung for the barging waiters: at most one ring"]
+    #[doc = " - `turn` (a list, named `{<name>}:turn:<token>`): rung when `token` frees the lock or its place: the next in line blocks on it"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the token the lock was taken with"]
@@ -1682,14 +1701,14 @@ pub mod fair_lock {
     #[doc = " Returns (`bool`): whether `token` held the lock"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_OWNER`: `owner` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn release(owner: &str, places: &str, bell: &str, token: &str) -> crate::Op<bool> {
-        crate::ScriptCall::new(&RELEASE).key(owner).key(places).key(bell).arg(token).finish()
+    pub fn release(owner: &str, queue: &str, places: &str, bell: &str, turn: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&RELEASE).key(owner).key(queue).key(places).key(bell).key(turn).arg(token).finish()
     }
 }
 

@@ -63,12 +63,12 @@ end
 -- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
 -- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
 -- wakes and runs its script again, and the others keep blocking. With nobody blocked the
--- ring stays until the next waiter blocks, so a release between a "not yet" and its block
--- is not missed. The bell goes after a minute without a ring.
-local function ring_bell(bell_key, rings)
+-- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
+-- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, ms)
   if rings == 0 then
     redis.call('RPUSH', bell_key, 1)
-    redis.call('PEXPIRE', bell_key, 60000)
+    redis.call('PEXPIRE', bell_key, ms)
   end
 end
 -- The server's clock in whole milliseconds.

@@ -13,9 +13,9 @@
 //! The lock is not reentrant: the holder asking again keeps the lock and its fencing token
 //! (a retried call is harmless), and one [`release`](FairLock::release) frees it.
 //!
-//! Waiting never depends on pub/sub: a refused attempt answers how long to block on the
-//! lock's bell at most (never more than half the place lease, so the waiter renews its
-//! place in time). A release rings the bell once, which wakes one waiter (see
+//! Waiting never depends on pub/sub: a refused attempt answers what to block on and for
+//! how long at most (never more than half the place lease, so the waiter renews its
+//! place in time), and a release wakes one waiter (see
 //! [Waking one waiter](#waking-one-waiter)).
 //! [`try_acquire`](FairLock::try_acquire) is one attempt ([`Attempt`]);
 //! [`acquire_within`](FairLock::acquire_within) and its async form wait, bounded by a
@@ -46,8 +46,8 @@
 //! `SET NX` lock's do: an attempt takes the lock whenever it is free and nobody waits in
 //! line, so the releaser may take it again at once, and a waiter may wait through many
 //! holds. A barging waiter still has a place (in `places`, not in `queue`), which tells a
-//! release to ring. It costs the server less per hold under contention, and one
-//! lock may have waiters of both kinds: those in line go first. Which mode to pick:
+//! release to ring the bell. One lock may have waiters of both kinds: those in line go
+//! first. Which mode to pick:
 //! `docs/which-lock.md`.
 //!
 //! ## Keys
@@ -57,11 +57,12 @@
 //!
 //! | Key | Type | Holds |
 //! |---|---|---|
-//! | `{name}:owner` | hash | the holder: `t` token, `f` fencing token; expires with its lease (for a second after a release with waiters, `b`: the rings left to pass on) |
+//! | `{name}:owner` | hash | the holder: `t` token, `f` fencing token; expires with its lease |
 //! | `{name}:queue` | zset | waiting token → ticket, in order of arrival (waiters in line) |
 //! | `{name}:places` | zset | waiting token → place deadline (ms, server clock), every waiter |
 //! | `{name}:fence` | string | the counter fencing tokens come from; never deleted |
-//! | `{name}:bell` | list | at most one ring, pushed when the lock frees while someone waits; goes after a minute |
+//! | `{name}:bell` | list | at most one ring, for the barging waiters; goes after a minute |
+//! | `{name}:turn:<token>` | list | one ring, when `token` frees the lock or its place while someone waits behind it; goes after a second |
 //!
 //! `queue` and `places` expire once the last place's deadline passes.
 //!
@@ -72,23 +73,28 @@
 //! $ redis-cli --eval scripts/fair_lock/acquire.lua '{payouts}:owner' '{payouts}:queue' \
 //!     '{payouts}:places' '{payouts}:fence' '{payouts}:bell' \
 //!     , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4 30000 5000 100 fifo
-//! 1) (integer) 0          # not yet: the fencing token once taken
-//! 2) (integer) 1000       # BLPOP {payouts}:bell 1.000, then call again
-//! $ redis-cli --eval scripts/fair_lock/release.lua '{payouts}:owner' '{payouts}:places' \
-//!     '{payouts}:bell' , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4
+//! 1) (integer) 0                                   # not yet: the fencing token once taken
+//! 2) "5f0e2a1c9d8b7a6f5e4d3c2b1a098765"            # the holder, ahead of this waiter
+//! 3) (integer) 1000       # BLPOP {payouts}:turn:5f0e2a1c9d8b7a6f5e4d3c2b1a098765 1.000, then call again
+//! $ redis-cli --eval scripts/fair_lock/release.lua '{payouts}:owner' '{payouts}:queue' \
+//!     '{payouts}:places' '{payouts}:bell' '{payouts}:turn:9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4' \
+//!     , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4
 //! (integer) 1
 //! ```
 //!
 //! ## Waking one waiter
 //!
-//! A release with waiters pushes one ring to the bell, and Redis hands it to the one
-//! client blocked on the bell the longest (`BLPOP`): in line, that is the first waiter
-//! nearly always, since waiters block in the order they joined. The others stay blocked
-//! and send nothing, so what a hold costs the server does not grow with the waiters. A
-//! woken waiter that cannot take the free lock (another is first) rings again for the
-//! next, at most once per waiter for each release; a ring nobody was blocked for stays in
-//! the list for the next waiter to block. Every waiter still calls again within the time
-//! its last reply said, to keep its place.
+//! A waiter in line blocks (`BLPOP`) on the turn key of the one just ahead of it: the
+//! holder's, for the first in line. A release rings the holder's turn key once, so the
+//! first in line wakes alone, takes the lock, and is now the one the second waits
+//! behind; a waiter that cancels rings its own, so the one behind it moves up. A place
+//! that lapses (its waiter died) wakes nobody: the one behind it was told to call again
+//! by that place's deadline. The others stay blocked and send nothing, so what a hold
+//! costs the server does not grow with the waiters. Barging waiters block on the bell,
+//! which a release rings once while any wait, and Redis hands the ring to the one of
+//! them blocked the longest. A ring nobody was blocked for stays in its list for the
+//! waiter about to block. Every waiter still calls again within the time its last reply
+//! said, to keep its place.
 //!
 //! **At a failover** to a replica that missed the last writes, the holder's key and
 //! places taken just before it may be lost: a second client may take the lock while the
@@ -150,6 +156,7 @@ pub struct FairLock {
     places: String,
     fence: String,
     bell: String,
+    name: String,
     place_lease: Duration,
     order: Order,
 }
@@ -167,6 +174,7 @@ impl FairLock {
             places: script::keys::places(name)?,
             fence: script::keys::fence(name)?,
             bell: script::keys::bell(name)?,
+            name: name.to_owned(),
             place_lease: PLACE_LEASE,
             order: Order::Fifo,
         })
@@ -205,12 +213,19 @@ impl FairLock {
         &self.fence
     }
 
-    /// The key of the bell.
+    /// The key of the bell, which barging waiters block on.
     pub fn bell_key(&self) -> &str {
         &self.bell
     }
 
-    /// The keys, in the order of the [table](self#keys): owner, queue, places, fence, bell.
+    /// The turn key of `token`: rung when `token` frees the lock or its place, for the one
+    /// just behind it in line.
+    pub fn turn_key(&self, token: &str) -> Result<String> {
+        script::keys::turn(&self.name, token)
+    }
+
+    /// The keys, in the order of the [table](self#keys): owner, queue, places, fence, bell
+    /// (each token's turn key aside).
     pub fn keys(&self) -> [&str; 5] {
         [
             &self.owner,
@@ -227,7 +242,7 @@ impl FairLock {
     /// on. Call again within the place lease to keep the place, or
     /// [`cancel`](Self::cancel). One script (`fair_lock/acquire`).
     pub fn try_acquire(&self, token: &str, lease: Duration) -> Op<Attempt<u64>> {
-        let bell = self.bell.clone();
+        let (bell, name) = (self.bell.clone(), self.name.clone());
         let order = match self.order {
             Order::Fifo => "fifo",
             Order::Any => "any",
@@ -237,16 +252,16 @@ impl FairLock {
             &self.queue,
             &self.places,
             &self.fence,
-            &self.bell,
             token,
             lease,
             self.place_lease,
             RECLAIM_LIMIT,
             order,
         )
-        .map(move |(fence, ms)| {
+        .map(move |(fence, ahead, ms)| {
             Ok(match fence {
-                0 => Attempt::NotYet(Wake::bell(&bell, ms)),
+                0 if ahead.is_empty() => Attempt::NotYet(Wake::bell(&bell, ms)),
+                0 => Attempt::NotYet(Wake::bell(&script::keys::turn(&name, &ahead)?, ms)),
                 fence => Attempt::Done(fence),
             })
         })
@@ -285,10 +300,19 @@ impl FairLock {
         Ok(fence)
     }
 
-    /// Frees the lock if `token` holds it, and wakes one waiter: whether it held it. One
-    /// script (`fair_lock/release`).
+    /// Frees the lock if `token` holds it, and wakes the next in line (or one barging
+    /// waiter): whether it held it. One script (`fair_lock/release`).
     pub fn release(&self, token: &str) -> Op<bool> {
-        script::release(&self.owner, &self.places, &self.bell, token)
+        Op::try_build(|| {
+            Ok(script::release(
+                &self.owner,
+                &self.queue,
+                &self.places,
+                &self.bell,
+                &script::keys::turn(&self.name, token)?,
+                token,
+            ))
+        })
     }
 
     /// Runs the lock's lease `lease` from now if `token` holds it: whether it did. One
@@ -300,6 +324,9 @@ impl FairLock {
     /// Gives up `token`'s place in the queue: whether it had one. One script
     /// (`fair_lock/cancel`).
     pub fn cancel(&self, token: &str) -> Op<bool> {
-        script::cancel(&self.queue, &self.places, &self.bell, token)
+        Op::try_build(|| {
+            let turn = script::keys::turn(&self.name, token)?;
+            Ok(script::cancel(&self.queue, &self.places, &turn, token))
+        })
     }
 }

@@ -36,23 +36,22 @@ local function shown(s)
   return '"' .. head .. '"'
 end
 -- The holder in hash `owner_key` (`t` its token, `f` its fencing token; the key's expiry
--- is the lease), read and checked before any write: the token and fence; or, for a lock
--- just freed with waiters, nil, nil and the passes left (`b`, see ring_for_next); nothing
--- when the lock is free; or nil, nil, nil and an error reply when the hash holds what
--- these scripts never write.
+-- is the lease), read and checked before any write: the token and fence, or nothing when
+-- the lock is free; or nil, nil and an error reply when the hash holds what these scripts
+-- never write.
 local function lock_owner(owner_key)
-  local hold = redis.call('HMGET', owner_key, 't', 'f', 'b')
-  local fields = redis.call('HLEN', owner_key)
-  if fields == 0 then
+  local all = redis.call('HGETALL', owner_key)
+  if #all == 0 then
     return nil
   end
-  local t, f, b = hold[1], hold[2], hold[3]
-  if fields == 1 and b and safe_integer(b, 0, 1000) then
-    return nil, nil, tonumber(b)
+  local hold = {}
+  for i = 1, #all, 2 do
+    hold[all[i]] = all[i + 1]
   end
-  if fields ~= 2 or not (t and string.find(t, '^' .. string.rep('%x', 32) .. '$'))
+  local t, f = hold.t, hold.f
+  if #all ~= 4 or not (t and string.find(t, '^' .. string.rep('%x', 32) .. '$'))
       or not (f and safe_integer(f, 1, 9007199254740990)) then
-    return nil, nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
+    return nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
       .. ' holds no lock holder (fields t and f)')
   end
   return t, tonumber(f)
@@ -78,7 +77,7 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:owner, got ' .. shown(owner))
 end
 -- End of the generated input checks.
-local owner_token, _, _, bad_owner = lock_owner(owner)
+local owner_token, _, bad_owner = lock_owner(owner)
 if bad_owner then
   return bad_owner
 end

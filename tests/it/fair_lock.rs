@@ -141,8 +141,8 @@ fn live_waiters_are_served_first_come_first_served() {
             })
         })
         .collect();
-    // Every waiter is blocked on the bell before the holder lets go, in no set order:
-    // a waiter the bell wakes out of turn rings it again for the next.
+    // Every waiter is blocked, each on the turn key of the one ahead, before the holder
+    // lets go.
     for _ in 0..tokens.len() {
         harness::wait_until_sent(&mut con, id.recv().unwrap(), "blpop");
     }
@@ -155,15 +155,13 @@ fn live_waiters_are_served_first_come_first_served() {
     assert_eq!(served, tokens, "not in order of arrival");
     let fences: Vec<u64> = order.iter().map(|(_, fence)| *fence).collect();
     assert_eq!(fences, (2..=13).collect::<Vec<u64>>());
-    let mut left = keys_left(&mut con, &lock);
-    left.retain(|key| key != lock.bell_key());
-    assert_eq!(left, [lock.fence_key()]);
+    assert_eq!(keys_left(&mut con, &lock), [lock.fence_key()]);
 }
 
-/// A release rings the bell once, and Redis hands the ring to the one waiter blocked on
-/// it the longest: that waiter wakes, and every other stays blocked.
+/// Each waiter in line blocks on the turn key of the one ahead of it: a release wakes the
+/// first alone, whatever order the waiters blocked in, and the others stay blocked.
 #[test]
-fn a_release_wakes_one_waiter() {
+fn a_release_wakes_the_first_in_line_only() {
     let db = Arc::new(harness::fresh_db());
     let mut con = db.con();
     let lock = FairLock::new("one_wakes").unwrap();
@@ -174,23 +172,33 @@ fn a_release_wakes_one_waiter() {
         Attempt::Done(1)
     ));
     let tokens: Vec<String> = (0..8).map(|_| FairLock::random_token()).collect();
-    let (woke, woken) = mpsc::channel();
-    let threads: Vec<_> = tokens
+    let wakes: Vec<_> = tokens
         .iter()
+        .map(
+            |token| match lock.try_acquire(token, long).run(&mut con).unwrap() {
+                Attempt::NotYet(wake) => wake,
+                done => panic!("{done:?}"),
+            },
+        )
+        .collect();
+    for (i, wake) in wakes.iter().enumerate() {
+        let ahead = if i == 0 { &holder } else { &tokens[i - 1] };
+        assert_eq!(wake.key, lock.turn_key(ahead).unwrap());
+    }
+    // The waiters block on what their attempts said, the last in line first.
+    let (woke, woken) = mpsc::channel();
+    let threads: Vec<_> = wakes
+        .into_iter()
         .enumerate()
-        .map(|(i, token)| {
-            assert!(matches!(
-                lock.try_acquire(token, long).run(&mut con).unwrap(),
-                Attempt::NotYet(_)
-            ));
-            // The block a waiter makes between its attempts, without MAX_BLOCK's bound.
-            let (db, bell, woke) = (db.clone(), lock.bell_key().to_owned(), woke.clone());
+        .rev()
+        .map(|(i, wake)| {
+            let (db, woke) = (db.clone(), woke.clone());
             let (ids, id) = mpsc::channel();
             let thread = thread::spawn(move || {
                 let mut con = db.con();
                 ids.send(harness::client_id(&mut con)).unwrap();
                 let _: Vec<String> = redis::cmd("BLPOP")
-                    .arg(&bell)
+                    .arg(&wake.key)
                     .arg(60)
                     .query(&mut con)
                     .unwrap();
@@ -200,22 +208,40 @@ fn a_release_wakes_one_waiter() {
             thread
         })
         .collect();
+    harness::cmd(&mut con, &["CONFIG", "RESETSTAT"]);
     assert!(lock.release(&holder).run(&mut con).unwrap());
-    assert_eq!(woken.recv().unwrap(), 0, "the waiter blocked longest");
+    assert_eq!(woken.recv().unwrap(), 0, "the first in line");
     let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
     let blocked = clients
         .lines()
         .filter(|c| c.contains(" flags=b ") && c.contains(" cmd=blpop "))
         .count();
-    assert_eq!(blocked, 7, "one ring woke one waiter");
+    assert_eq!(blocked, 7, "one release woke one waiter");
     assert_eq!(
         lock.try_acquire(&tokens[0], long).run(&mut con).unwrap(),
         Attempt::Done(2)
     );
-    harness::cmd(
-        &mut con,
-        &["RPUSH", lock.bell_key(), "1", "1", "1", "1", "1", "1", "1"],
+    // The second now waits behind the holder, on the key it blocks on already.
+    assert_eq!(
+        lock.try_acquire(&tokens[1], long).run(&mut con).unwrap(),
+        Attempt::NotYet(redis_patterns::wait::Wake::bell(
+            &lock.turn_key(&tokens[0]).unwrap(),
+            1000
+        ))
     );
+    // The holder's release wakes the first in line; a waiter that gives up, the one behind.
+    assert!(lock.release(&tokens[0]).run(&mut con).unwrap());
+    assert_eq!(woken.recv().unwrap(), 1);
+    for (i, token) in tokens.iter().enumerate().skip(1) {
+        assert!(lock.cancel(token).run(&mut con).unwrap());
+        if i + 1 < tokens.len() {
+            assert_eq!(
+                woken.recv().unwrap(),
+                i + 1,
+                "a cancel wakes the one behind"
+            );
+        }
+    }
     for thread in threads {
         thread.join().unwrap();
     }
@@ -426,6 +452,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     ));
     harness::cmd(&mut con, &["HSET", "{damaged}:owner", "t", "x", "f", "1"]);
     harness::cmd(&mut con, &["ZADD", "{tickets}:queue", "1.5", B]);
+    harness::cmd(&mut con, &["ZADD", "{tickets}:places", "4102444800000", B]);
     let before = harness::dump(&mut con);
 
     assert_invalid(FairLock::new(""), "name");

@@ -135,10 +135,10 @@ def test_counter(run: Runner, r: redis.Redis) -> None:
 def test_fair_lock(run: Runner) -> None:
     lock = rp.FairLock("printer")
     a, b = hex_token(1), hex_token(2)
-    fence, _ = run(lock.acquire(a, 60_000, 60_000, 10))
+    fence, _, _ = run(lock.acquire(a, 60_000, 60_000, 10))
     assert fence >= 1
-    waiting, block = run(lock.acquire(b, 60_000, 60_000, 10))
-    assert waiting == 0 and block > 0
+    waiting, ahead, block = run(lock.acquire(b, 60_000, 60_000, 10))
+    assert waiting == 0 and ahead == a and block > 0
     assert run(lock.extend(a, 60_000)) is True
     assert run(lock.extend(b, 60_000)) is False
     assert run(lock.release(a)) is True

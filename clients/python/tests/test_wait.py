@@ -15,7 +15,7 @@ import redis.asyncio
 
 import redis_patterns as rp
 from redis_patterns import Call, wait, wait_async
-from redis_patterns._wait import Wake, entry_of, is_stream_id
+from redis_patterns._wait import Wake, entry_of, fair_lock_bell, is_stream_id
 
 from .conftest import Cluster, Server, hex_token, poll
 
@@ -81,14 +81,14 @@ def test_a_fair_lock_wakes_one_waiter_at_a_time(server: Server, r: redis.Redis, 
     a, b, c = hex_token(1), hex_token(2), hex_token(3)
     first = lock.acquire(a, 60_000, 60_000, 10, order=order).run(r)[0]
     assert first >= 1
-    ready: Callable[[Tuple[int, int]], bool] = lambda reply: reply[0] != 0  # noqa: E731
+    ready: Callable[[Tuple[int, str, int]], bool] = lambda reply: reply[0] != 0  # noqa: E731
     second = Waiter(server, lambda _: lock.acquire(b, 60_000, 60_000, 10, order=order), ready)
     second.start()
     poll(lambda: blocked_on_xread(r, 1, "blpop"), "b blocking on the bell")
     third = Waiter(server, lambda _: lock.acquire(c, 60_000, 60_000, 10, order=order), ready)
     third.start()
     poll(lambda: blocked_on_xread(r, 2, "blpop"), "b and c blocking on the bell")
-    # The release rings once: b, blocked longest, wakes and takes the lock; c sleeps on.
+    # b blocks on a's turn key, c on b's: the release wakes b alone, and c sleeps on.
     assert lock.release(a).run(r) is True
     assert second.result()[0] == first + 1
     assert third.is_alive()
@@ -235,3 +235,10 @@ def test_an_async_with_block_holds_a_fair_lock(server: Server, r: redis.Redis) -
 
     asyncio.run(main())
     assert r.exists(owner) == 0
+
+
+def test_a_fair_lock_waiter_blocks_behind_the_one_ahead() -> None:
+    holder = hex_token(1)
+    assert fair_lock_bell("{printer}:owner", holder) == f"{{printer}}:turn:{holder}"
+    assert fair_lock_bell("{printer}:owner", "") == "{printer}:bell"
+    assert fair_lock_bell("pre{t}x:owner", holder) == f"pre{{t}}x:turn:{holder}"

@@ -5,9 +5,12 @@ A script that answers "not yet" (a full semaphore, a held fair lock or read-writ
 closed latch, a barrier still waiting) answers, as the last item of its reply, the most
 milliseconds to block before running again, and what to block on is one of two things:
 
-- a bell (the fair lock's ``bell`` key, a list): a script that frees the lock pushes one
-  ring to it, and ``BLPOP <bell> <seconds>`` hands it to the one waiter blocked longest,
-  so a release wakes one waiter; a ring nobody was blocked for waits in the list;
+- a list the fair lock's scripts ring (a "bell"): a waiter in line blocks with
+  ``BLPOP`` on the turn key of the one just ahead of it (``{name}:turn:<token>``, the
+  token the reply names), which that one's release or cancel rings, so a release wakes
+  the next in line alone; a barging waiter (the reply names none) blocks on
+  ``{name}:bell``, and Redis hands each ring to the one blocked longest. A ring nobody
+  was blocked for waits in the list;
 - a wake stream (the ``wake`` key of the others), whose last id is the reply's item
   before: every script that frees something appends to it, so a waiter blocked on
   ``XREAD BLOCK … STREAMS <wake> <id>`` wakes at once, and one that blocks after the
@@ -28,7 +31,8 @@ from typing import Any, AsyncIterator, Callable, Iterator, List, NamedTuple, Opt
 import redis.exceptions
 
 from ._errors import NotGranted, UnexpectedReply
-from ._runtime import AsyncClient, Call, Execute, Plan, SyncClient, drive, drive_async
+from ._generated import fair_lock
+from ._runtime import AsyncClient, Call, Execute, Plan, SyncClient, Text, drive, drive_async
 
 R = TypeVar("R")
 
@@ -53,18 +57,28 @@ class Wake(NamedTuple):
 
 
 def wake_of(call: Call[Any], reply: Any, token: Optional[str]) -> Wake:
-    """The wake of `call`'s "not yet" `reply`: its bell and the reply's last item (the ms
-    to block at most), or its wake stream and the reply's last two (the stream id, the
-    ms), the ms capped at `MAX_BLOCK_MS`."""
-    if "bell" in call.script.key_names:
-        within = reply[-1]
-        if not isinstance(within, int):
-            raise UnexpectedReply(f"{call.script.name}: not a time to block: {reply!r}")
-        return Wake(call.key("bell"), None, min(within, MAX_BLOCK_MS), token)
+    """The wake of `call`'s "not yet" `reply`: for the fair lock, the list its reply names
+    (`fair_lock_bell`); otherwise its wake stream and the reply's last two items (the
+    stream id, the ms to block at most); the ms capped at `MAX_BLOCK_MS`."""
+    if call.script is fair_lock.ACQUIRE:
+        ahead, within = reply[-2], reply[-1]
+        if not isinstance(ahead, str) or not isinstance(within, int):
+            raise UnexpectedReply(f"{call.script.name}: not a waiter and a time: {reply!r}")
+        return Wake(fair_lock_bell(call.key("owner"), ahead), None, min(within, MAX_BLOCK_MS), token)
     after, within = reply[-2], reply[-1]
     if not isinstance(after, str) or not is_stream_id(after) or not isinstance(within, int):
         raise UnexpectedReply(f"{call.script.name}: not a wake id and a time: {reply!r}")
     return Wake(call.key("wake"), after, min(within, MAX_BLOCK_MS), token)
+
+
+def fair_lock_bell(owner: str, ahead: str) -> str:
+    """What a fair lock's waiter blocks on, from its `owner` key and the token its reply
+    named: that token's turn key, or the lock's bell when it named none (barging)."""
+    suffix = fair_lock.KEY_OWNER.parts[-1]
+    assert isinstance(suffix, Text) and owner.endswith(suffix.text)
+    # The owner key's hash tag, which the templates keep as it is.
+    name = owner[: -len(suffix.text)]
+    return fair_lock.KEY_TURN.build(name=name, token=ahead) if ahead else fair_lock.KEY_BELL.build(name=name)
 
 
 def is_stream_id(text: str) -> bool:

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_e3ea41ecdd48"
+LIBRARY = "redis_patterns_v0_1_0_85b72734cad5"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "2a4273bf9c0d8415f3e2638ab0353eb81034f559"
+MANIFEST_SHA1 = "f025a8ebb31d6f2d622c4aa231e9942e202d8837"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

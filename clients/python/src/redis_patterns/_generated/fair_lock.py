@@ -37,6 +37,9 @@ KEY_PLACES = _rt.Form("fair_lock", "{<name>}:places", (_rt.Tag((_rt.Value("name"
 KEY_FENCE = _rt.Form("fair_lock", "{<name>}:fence", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":fence")))
 """The name template `{<name>}:fence`."""
 
+KEY_TURN = _rt.Form("fair_lock", "{<name>}:turn:<token>", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":turn:"), _rt.Value("token")))
+"""The name template `{<name>}:turn:<token>`."""
+
 KEY_BELL = _rt.Form("fair_lock", "{<name>}:bell", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":bell")))
 """The name template `{<name>}:bell`."""
 
@@ -44,11 +47,11 @@ KEY_BELL = _rt.Form("fair_lock", "{<name>}:bell", (_rt.Tag((_rt.Value("name"),))
 ACQUIRE = _rt.Script(
     "fair_lock/acquire",
     path="scripts/fair_lock/acquire.lua",
-    sha1="94057ebfd623bb9afcf0daa1950896564d6f65c7",
-    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__acquire",
+    sha1="b126e75b4ed3d2ed5c7a16db527ddabd8d0183ba",
+    function="rp_v0_1_0_85b72734cad5__fair_lock__acquire",
     read_only=False,
-    keys=(5, 5),
-    key_names=("owner", "queue", "places", "fence", "bell"),
+    keys=(4, 4),
+    key_names=("owner", "queue", "places", "fence"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -59,12 +62,12 @@ ACQUIRE = _rt.Script(
     errors=("BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_PLACE_LEASE", "BAD_LIMIT", "BAD_ORDER", "BAD_KEYS", "BAD_OWNER", "BAD_FENCE", "BAD_QUEUE"),
 )
 """`fair_lock/acquire`: Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`),
-or says how long to wait.
+or says what to wait on.
 
 The script's contract; call it with `acquire()`.
 """
 
-_ACQUIRE_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT)
+_ACQUIRE_REPLY = _rt.tuple_of(_rt.UINT, _rt.STR, _rt.UINT)
 
 
 def acquire(
@@ -72,34 +75,35 @@ def acquire(
     queue: str,
     places: str,
     fence: str,
-    bell: str,
     token: str,
     lease: _rt.Ms,
     place_lease: _rt.Ms,
     limit: int,
     order: str,
-) -> _rt.Call[_t.Tuple[int, int]]:
-    """Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how long
-    to wait.
+) -> _rt.Call[_t.Tuple[int, str, int]]:
+    """Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what to
+    wait on.
 
     Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:
     token -> ticket, in order of arrival), and the lock goes to the first in line. With
     `any` the caller barges: it takes the lock whenever it is free and nobody waits in
-    line, the way a `SET NX` lock does, but woken by the bell rather than polling. Either
-    way a caller that waits has a place that lasts `place_lease` (`places`: token ->
-    deadline, server clock), which each later call renews: a waiter keeps it by waiting
-    (calling again at least every `place_lease`, which the reply's wait allows), and one
-    that dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and
-    its fencing token is the next number of the `fence` counter, which never goes back
-    (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in
-    line's when it lapsed, then the earliest lapsed anywhere. A caller that is not
-    granted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and
-    calls again: a release rings it once, which wakes the one waiter blocked longest, and a
-    woken waiter that cannot take the free lock rings it again for the next, a bounded
-    number of times. The holder calling again keeps the lock (its lease runs `lease` from
-    now) and its fencing token: the lock is not reentrant, one `release` frees it. A
-    waiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the
-    call takes the lock without touching the queue's keys.
+    line, as a `SET NX` lock does, but woken rather than polling. Either way a caller that
+    waits has a place that lasts `place_lease` (`places`: token -> deadline, server
+    clock), which each later call renews: a waiter keeps it by waiting (calling again at
+    least every `place_lease`, which the reply's wait allows), and one that dies loses it
+    within one `place_lease`. The lock, once taken, lasts `lease`, and its fencing token is
+    the next number of the `fence` counter, which never goes back (`fenced_lock/acquire`'s
+    rule). First, at most `limit` lapsed places go: the first in line's when it lapsed,
+    then the earliest lapsed anywhere. A caller in line that is not granted blocks on the
+    turn key of the one just ahead of it (the holder, for the first in line), which that
+    one's `release` or `cancel` rings: `BLPOP {<name>}:turn:<ahead> <seconds>`, for at
+    most the reply's ms, then it calls again. So a release wakes the next in line alone,
+    and a waiter whose place lapses wakes nobody. A barging caller blocks on the bell
+    (`BLPOP {<name>}:bell <seconds>`), which a release rings once while bargers wait. The
+    holder calling again keeps the lock (its lease runs `lease` from now) and its fencing
+    token: the lock is not reentrant, one `release` frees it. A waiter that gives up calls
+    `cancel`. Uncontended (the lock free, nobody waiting) the call takes the lock without
+    touching the queue's keys.
 
     Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`).
 
@@ -112,7 +116,6 @@ def acquire(
             clock), every waiter
         fence (a string, named `{<name>}:fence`): the counter the fencing tokens come from; never
             deleted
-        bell (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits
 
     Args:
         token (`string`, 32 hex digits): the waiter's 128 random bits, the same for each call of one
@@ -125,13 +128,14 @@ def acquire(
             served, or barging
 
     Returns:
-        `(uint, uint)`: the fencing token (0: not yet), then the most ms to block on the bell before
-            calling again (for a 0)
+        `(uint, string, uint)`: the fencing token (0: not yet); then, for a 0, the token whose turn
+            key to block on (`{<name>}:turn:<token>`; empty for the bell, `{<name>}:bell`), and the
+            most ms to block before calling again
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and 5 arguments
+            BAD_ARGS: not 4 keys and 5 arguments
             BAD_TOKEN: not 32 hex digits
             BAD_LEASE: not whole milliseconds within its range
             BAD_PLACE_LEASE: not whole milliseconds within its range
@@ -146,23 +150,23 @@ def acquire(
     Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's TIME.
     """
     _args = ACQUIRE.encode(token, lease, place_lease, limit, order)
-    return ACQUIRE.call([owner, queue, places, fence, bell], _args, _ACQUIRE_REPLY)
+    return ACQUIRE.call([owner, queue, places, fence], _args, _ACQUIRE_REPLY)
 
 
 CANCEL = _rt.Script(
     "fair_lock/cancel",
     path="scripts/fair_lock/cancel.lua",
-    sha1="0d7dcd2c504c93b0e875334021f4280c71af2428",
-    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__cancel",
+    sha1="31317010297560c9779adbca4a49a07f7ab9a307",
+    function="rp_v0_1_0_85b72734cad5__fair_lock__cancel",
     read_only=False,
     keys=(3, 3),
-    key_names=("queue", "places", "bell"),
+    key_names=("queue", "places", "turn"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
     errors=("BAD_ARGS", "BAD_TOKEN", "BAD_KEYS"),
 )
-"""`fair_lock/cancel`: Gives up `token`'s place, and rings the bell when it was first in line.
+"""`fair_lock/cancel`: Gives up `token`'s place, and wakes the one behind it in line.
 
 The script's contract; call it with `cancel()`.
 """
@@ -170,21 +174,24 @@ The script's contract; call it with `cancel()`.
 _CANCEL_REPLY = _rt.BOOL
 
 
-def cancel(queue: str, places: str, bell: str, token: str) -> _rt.Call[bool]:
-    """Gives up `token`'s place, and rings the bell when it was first in line.
+def cancel(queue: str, places: str, turn: str, token: str) -> _rt.Call[bool]:
+    """Gives up `token`'s place, and wakes the one behind it in line.
 
     Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that
     the waiters behind it need not wait for its place to lapse; one that dies without it
-    loses its place within one `place_lease` all the same. Only the first in line leaving
-    can let another through, so only then does the bell ring (once; a waiter it wakes
-    while the lock is held blocks again).
+    loses its place within one `place_lease` all the same. The one just behind it in line
+    blocks on its turn key (`turn`): it is rung, and that waiter calls again and waits
+    behind the next one ahead.
 
     Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        queue (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival
-        places (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)
-        bell (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits
+        queue (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo`
+            callers)
+        places (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server
+            clock), every waiter
+        turn (a list, named `{<name>}:turn:<token>`): rung when `token` frees the lock or its place:
+            the next in line blocks on it
 
     Args:
         token (`string`, 32 hex digits): the waiter's token
@@ -202,14 +209,14 @@ def cancel(queue: str, places: str, bell: str, token: str) -> _rt.Call[bool]:
     Complexity: O(log N), N = the waiters.
     """
     _args = CANCEL.encode(token)
-    return CANCEL.call([queue, places, bell], _args, _CANCEL_REPLY)
+    return CANCEL.call([queue, places, turn], _args, _CANCEL_REPLY)
 
 
 EXTEND = _rt.Script(
     "fair_lock/extend",
     path="scripts/fair_lock/extend.lua",
-    sha1="6000e8048cbe6c1d833ff672fc9f58651ba856e4",
-    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__extend",
+    sha1="94581c760125b6a0923c4f4618fb2881d941f345",
+    function="rp_v0_1_0_85b72734cad5__fair_lock__extend",
     read_only=False,
     keys=(1, 1),
     key_names=("owner",),
@@ -265,17 +272,18 @@ def extend(owner: str, token: str, lease: _rt.Ms) -> _rt.Call[bool]:
 RELEASE = _rt.Script(
     "fair_lock/release",
     path="scripts/fair_lock/release.lua",
-    sha1="00f4715110f74fa349c4a746548603a0ee7d9312",
-    function="rp_v0_1_0_e3ea41ecdd48__fair_lock__release",
+    sha1="0e95804d176da9286d8676cd884d09a5a258ce43",
+    function="rp_v0_1_0_85b72734cad5__fair_lock__release",
     read_only=False,
-    keys=(3, 3),
-    key_names=("owner", "places", "bell"),
+    keys=(5, 5),
+    key_names=("owner", "queue", "places", "bell", "turn"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
     errors=("BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_OWNER"),
 )
-"""`fair_lock/release`: Frees the lock if `token` holds it, and rings the bell once when someone waits.
+"""`fair_lock/release`: Frees the lock if `token` holds it, and wakes the next in line, or one barging
+waiter.
 
 The script's contract; call it with `release()`.
 """
@@ -283,21 +291,35 @@ The script's contract; call it with `release()`.
 _RELEASE_REPLY = _rt.BOOL
 
 
-def release(owner: str, places: str, bell: str, token: str) -> _rt.Call[bool]:
-    """Frees the lock if `token` holds it, and rings the bell once when someone waits.
+def release(
+    owner: str,
+    queue: str,
+    places: str,
+    bell: str,
+    turn: str,
+    token: str,
+) -> _rt.Call[bool]:
+    """Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter.
 
-    Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in
-    `fifo` order usually the first in line, which takes the lock; a woken waiter that
-    cannot take it rings again for the next, at most once per waiter. Nobody else wakes.
+    Beyond the book. The first in line blocks on the holder's turn key (`turn`), so a
+    release with someone in line rings it once and wakes that one alone; the others stay
+    blocked, each on the turn key of the one ahead of it. While barging waiters wait (more
+    places than tokens in line), it rings the bell once too, which wakes the one of them
+    blocked the longest. A ring nobody was blocked for stays a second (`turn`) or a
+    minute (`bell`), so a waiter that blocks just after still wakes.
 
     Runs `scripts/fair_lock/release.lua` (`fair_lock/release`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
         owner (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires
             with its lease
-        places (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server
-            clock)
-        bell (a list, named `{<name>}:bell`): rung once each time the lock frees while someone waits
+        queue (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo`
+            callers)
+        places (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server
+            clock), every waiter
+        bell (a list, named `{<name>}:bell`): rung for the barging waiters: at most one ring
+        turn (a list, named `{<name>}:turn:<token>`): rung when `token` frees the lock or its place:
+            the next in line blocks on it
 
     Args:
         token (`string`, 32 hex digits): the token the lock was taken with
@@ -308,7 +330,7 @@ def release(owner: str, places: str, bell: str, token: str) -> _rt.Call[bool]:
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 3 keys and 1 argument
+            BAD_ARGS: not 5 keys and 1 argument
             BAD_TOKEN: not 32 hex digits
             BAD_KEYS: a key not named as its template says
             BAD_OWNER: `owner` holds a field these scripts never write, or a value they did not
@@ -317,7 +339,7 @@ def release(owner: str, places: str, bell: str, token: str) -> _rt.Call[bool]:
     Complexity: O(1).
     """
     _args = RELEASE.encode(token)
-    return RELEASE.call([owner, places, bell], _args, _RELEASE_REPLY)
+    return RELEASE.call([owner, queue, places, bell, turn], _args, _RELEASE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -346,28 +368,30 @@ class FairLock:
         limit: int,
         *,
         order: str = "fifo",
-    ) -> _rt.Call[_t.Tuple[int, int]]:
-        """Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says how
-        long to wait.
+    ) -> _rt.Call[_t.Tuple[int, str, int]]:
+        """Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what
+        to wait on.
 
         Beyond the book. With `fifo` the first call joins the queue at its back (`queue`:
         token -> ticket, in order of arrival), and the lock goes to the first in line. With
         `any` the caller barges: it takes the lock whenever it is free and nobody waits in
-        line, the way a `SET NX` lock does, but woken by the bell rather than polling. Either
-        way a caller that waits has a place that lasts `place_lease` (`places`: token ->
-        deadline, server clock), which each later call renews: a waiter keeps it by waiting
-        (calling again at least every `place_lease`, which the reply's wait allows), and one
-        that dies loses it within one `place_lease`. The lock, once taken, lasts `lease`, and
-        its fencing token is the next number of the `fence` counter, which never goes back
-        (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go: the first in
-        line's when it lapsed, then the earliest lapsed anywhere. A caller that is not
-        granted blocks on the bell (`BLPOP <bell> <seconds>`, for at most the reply's ms) and
-        calls again: a release rings it once, which wakes the one waiter blocked longest, and a
-        woken waiter that cannot take the free lock rings it again for the next, a bounded
-        number of times. The holder calling again keeps the lock (its lease runs `lease` from
-        now) and its fencing token: the lock is not reentrant, one `release` frees it. A
-        waiter that gives up calls `cancel`. Uncontended (the lock free, nobody waiting) the
-        call takes the lock without touching the queue's keys.
+        line, as a `SET NX` lock does, but woken rather than polling. Either way a caller that
+        waits has a place that lasts `place_lease` (`places`: token -> deadline, server
+        clock), which each later call renews: a waiter keeps it by waiting (calling again at
+        least every `place_lease`, which the reply's wait allows), and one that dies loses it
+        within one `place_lease`. The lock, once taken, lasts `lease`, and its fencing token is
+        the next number of the `fence` counter, which never goes back (`fenced_lock/acquire`'s
+        rule). First, at most `limit` lapsed places go: the first in line's when it lapsed,
+        then the earliest lapsed anywhere. A caller in line that is not granted blocks on the
+        turn key of the one just ahead of it (the holder, for the first in line), which that
+        one's `release` or `cancel` rings: `BLPOP {<name>}:turn:<ahead> <seconds>`, for at
+        most the reply's ms, then it calls again. So a release wakes the next in line alone,
+        and a waiter whose place lapses wakes nobody. A barging caller blocks on the bell
+        (`BLPOP {<name>}:bell <seconds>`), which a release rings once while bargers wait. The
+        holder calling again keeps the lock (its lease runs `lease` from now) and its fencing
+        token: the lock is not reentrant, one `release` frees it. A waiter that gives up calls
+        `cancel`. Uncontended (the lock free, nobody waiting) the call takes the lock without
+        touching the queue's keys.
 
         Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`).
 
@@ -378,7 +402,6 @@ class FairLock:
             places (`{<name>}:places`): waiting token -> place deadline (ms, server clock), every
                 waiter
             fence (`{<name>}:fence`): the counter the fencing tokens come from; never deleted
-            bell (`{<name>}:bell`): rung once each time the lock frees while someone waits
 
         Args:
             token (`string`, 32 hex digits): the waiter's 128 random bits, the same for each call of
@@ -391,13 +414,14 @@ class FairLock:
                 served, or barging
 
         Returns:
-            `(uint, uint)`: the fencing token (0: not yet), then the most ms to block on the bell
-                before calling again (for a 0)
+            `(uint, string, uint)`: the fencing token (0: not yet); then, for a 0, the token whose
+                turn key to block on (`{<name>}:turn:<token>`; empty for the bell, `{<name>}:bell`),
+                and the most ms to block before calling again
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and 5 arguments
+                BAD_ARGS: not 4 keys and 5 arguments
                 BAD_TOKEN: not 32 hex digits
                 BAD_LEASE: not whole milliseconds within its range
                 BAD_PLACE_LEASE: not whole milliseconds within its range
@@ -418,27 +442,28 @@ class FairLock:
                 self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
                 self._keys[KEY_FENCE],
-                self._keys[KEY_BELL],
             ],
             _args,
             _ACQUIRE_REPLY,
         )
 
     def cancel(self, token: str) -> _rt.Call[bool]:
-        """Gives up `token`'s place, and rings the bell when it was first in line.
+        """Gives up `token`'s place, and wakes the one behind it in line.
 
         Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that
         the waiters behind it need not wait for its place to lapse; one that dies without it
-        loses its place within one `place_lease` all the same. Only the first in line leaving
-        can let another through, so only then does the bell ring (once; a waiter it wakes
-        while the lock is held blocks again).
+        loses its place within one `place_lease` all the same. The one just behind it in line
+        blocks on its turn key (`turn`): it is rung, and that waiter calls again and waits
+        behind the next one ahead.
 
         Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`).
 
         Keys, named from their templates:
-            queue (`{<name>}:queue`): waiting token -> ticket, in order of arrival
-            places (`{<name>}:places`): waiting token -> place deadline (ms, server clock)
-            bell (`{<name>}:bell`): rung once each time the lock frees while someone waits
+            queue (`{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)
+            places (`{<name>}:places`): waiting token -> place deadline (ms, server clock), every
+                waiter
+            turn (`{<name>}:turn:<token>`): rung when `token` frees the lock or its place: the next
+                in line blocks on it
 
         Args:
             token (`string`, 32 hex digits): the waiter's token
@@ -456,11 +481,12 @@ class FairLock:
         Complexity: O(log N), N = the waiters.
         """
         _args = CANCEL.encode(token)
+        _names: _t.Dict[str, object] = {"name": self.name, "token": token}
         return CANCEL.call(
             [
                 self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
-                self._keys[KEY_BELL],
+                KEY_TURN.name(CANCEL.name, _names),
             ],
             _args,
             _CANCEL_REPLY,
@@ -507,19 +533,26 @@ class FairLock:
         )
 
     def release(self, token: str) -> _rt.Call[bool]:
-        """Frees the lock if `token` holds it, and rings the bell once when someone waits.
+        """Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter.
 
-        Beyond the book. The ring wakes the one waiter blocked on the bell the longest: in
-        `fifo` order usually the first in line, which takes the lock; a woken waiter that
-        cannot take it rings again for the next, at most once per waiter. Nobody else wakes.
+        Beyond the book. The first in line blocks on the holder's turn key (`turn`), so a
+        release with someone in line rings it once and wakes that one alone; the others stay
+        blocked, each on the turn key of the one ahead of it. While barging waiters wait (more
+        places than tokens in line), it rings the bell once too, which wakes the one of them
+        blocked the longest. A ring nobody was blocked for stays a second (`turn`) or a
+        minute (`bell`), so a waiter that blocks just after still wakes.
 
         Runs `scripts/fair_lock/release.lua` (`fair_lock/release`).
 
         Keys, named from their templates:
             owner (`{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its
                 lease
-            places (`{<name>}:places`): waiting token -> its place's deadline (ms, server clock)
-            bell (`{<name>}:bell`): rung once each time the lock frees while someone waits
+            queue (`{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)
+            places (`{<name>}:places`): waiting token -> place deadline (ms, server clock), every
+                waiter
+            bell (`{<name>}:bell`): rung for the barging waiters: at most one ring
+            turn (`{<name>}:turn:<token>`): rung when `token` frees the lock or its place: the next
+                in line blocks on it
 
         Args:
             token (`string`, 32 hex digits): the token the lock was taken with
@@ -530,7 +563,7 @@ class FairLock:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 3 keys and 1 argument
+                BAD_ARGS: not 5 keys and 1 argument
                 BAD_TOKEN: not 32 hex digits
                 BAD_KEYS: a key not named as its template says
                 BAD_OWNER: `owner` holds a field these scripts never write, or a value they did not
@@ -539,11 +572,14 @@ class FairLock:
         Complexity: O(1).
         """
         _args = RELEASE.encode(token)
+        _names: _t.Dict[str, object] = {"name": self.name, "token": token}
         return RELEASE.call(
             [
                 self._keys[KEY_OWNER],
+                self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
                 self._keys[KEY_BELL],
+                KEY_TURN.name(RELEASE.name, _names),
             ],
             _args,
             _RELEASE_REPLY,

@@ -1,13 +1,13 @@
---- Gives up `token`'s place, and rings the bell when it was first in line.
+--- Gives up `token`'s place, and wakes the one behind it in line.
 ---
 --- Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that
 --- the waiters behind it need not wait for its place to lapse; one that dies without it
---- loses its place within one `place_lease` all the same. Only the first in line leaving
---- can let another through, so only then does the bell ring (once; a waiter it wakes
---- while the lock is held blocks again).
---- @key queue zset {<name>}:queue     waiting token -> ticket, in order of arrival
---- @key places zset {<name>}:places   waiting token -> place deadline (ms, server clock)
---- @key bell list {<name>}:bell       rung once each time the lock frees while someone waits
+--- loses its place within one `place_lease` all the same. The one just behind it in line
+--- blocks on its turn key (`turn`): it is rung, and that waiter calls again and waits
+--- behind the next one ahead.
+--- @key queue zset {<name>}:queue     waiting token -> ticket, in order of arrival (`fifo` callers)
+--- @key places zset {<name>}:places   waiting token -> place deadline (ms, server clock), every waiter
+--- @key turn list {<name>}:turn:<token>   rung when `token` frees the lock or its place: the next in line blocks on it
 --- @arg token string hex:32       the waiter's token
 --- @return bool                   whether the token had a place
 --- @error BAD_ARGS                not 3 keys and 1 argument
@@ -31,12 +31,12 @@ end
 -- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
 -- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
 -- wakes and runs its script again, and the others keep blocking. With nobody blocked the
--- ring stays until the next waiter blocks, so a release between a "not yet" and its block
--- is not missed. The bell goes after a minute without a ring.
-local function ring_bell(bell_key, rings)
+-- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
+-- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, ms)
   if rings == 0 then
     redis.call('RPUSH', bell_key, 1)
-    redis.call('PEXPIRE', bell_key, 60000)
+    redis.call('PEXPIRE', bell_key, ms)
   end
 end
 -- End of the shared helpers.
@@ -47,7 +47,7 @@ if #KEYS ~= 3 or #ARGV ~= 1 then
 end
 local queue = KEYS[1]
 local places = KEYS[2]
-local bell = KEYS[3]
+local turn = KEYS[3]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
@@ -60,18 +60,23 @@ end
 if places ~= tag_of_keys .. ':places' then
   return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:places with <name> as in queue, got ' .. shown(places))
 end
-if bell ~= tag_of_keys .. ':bell' then
-  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:bell with <name> as in queue, got ' .. shown(bell))
+if turn ~= tag_of_keys .. ':turn:' .. token then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[3] must be {<name>}:turn:<token> with <name> as in queue and <token> = ARGV[1], got ' ..
+      shown(turn))
 end
 -- End of the generated input checks.
 -- Read before the first write (WRONGTYPE included).
-local rings = redis.call('LLEN', bell)
-local first = redis.call('ZRANGE', queue, 0, 1)
+local rings = redis.call('LLEN', turn)
+local rank = redis.call('ZRANK', queue, token)
+local behind = rank and redis.call('ZRANGE', queue, rank + 1, rank + 1)[1]
 if redis.call('ZREM', places, token) == 0 then
   return 0
 end
-redis.call('ZREM', queue, token)
-if first[1] == token and first[2] then
-  ring_bell(bell, rings)
+if rank then
+  redis.call('ZREM', queue, token)
+end
+if behind then
+  ring_bell(turn, rings, 1000)
 end
 return 1
