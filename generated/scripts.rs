@@ -1427,7 +1427,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "b126e75b4ed3d2ed5c7a16db527ddabd8d0183ba",
+        sha1: "444b8eb1f9b8a8002393c9af6808948a143045af",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what to wait on.",
@@ -1488,7 +1488,7 @@ pub mod fair_lock {
     #[doc = " `cancel`. Uncontended (the lock free, nobody waiting) the call takes the lock without"]
     #[doc = " touching the queue's keys."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `b126e75b4ed3d2ed5c7a16db527ddabd8d0183ba`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `444b8eb1f9b8a8002393c9af6808948a143045af`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]

@@ -250,6 +250,7 @@ if order == 'fifo' then
   end
 end
 if ahead == '' and not owner_token and (order == 'fifo' or not head) then
+  -- Leaving keeps the keys' expiry: it is at the latest deadline still, or later.
   redis.call('ZREM', places, token)
   return take()
 end

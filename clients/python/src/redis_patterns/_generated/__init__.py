@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_85b72734cad5"
+LIBRARY = "redis_patterns_v0_1_0_2e3f2362b4df"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "f025a8ebb31d6f2d622c4aa231e9942e202d8837"
+MANIFEST_SHA1 = "1ec8f70965298c22bc06a9720ab2793ac3b5f320"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
