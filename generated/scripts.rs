@@ -1427,7 +1427,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "444b8eb1f9b8a8002393c9af6808948a143045af",
+        sha1: "7c33ebf6f1bb63e693fa8128cfc5483f78cde443",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what to wait on.",
@@ -1488,7 +1488,7 @@ pub mod fair_lock {
     #[doc = " `cancel`. Uncontended (the lock free, nobody waiting) the call takes the lock without"]
     #[doc = " touching the queue's keys."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `444b8eb1f9b8a8002393c9af6808948a143045af`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `7c33ebf6f1bb63e693fa8128cfc5483f78cde443`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1649,7 +1649,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "0e95804d176da9286d8676cd884d09a5a258ce43",
+        sha1: "a28890d2f6a607d2e0e8847f23ed6835661bbc9c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter.",
@@ -1686,7 +1686,7 @@ pub mod fair_lock {
     #[doc = " blocked the longest. A ring nobody was blocked for stays a second (`turn`) or a"]
     #[doc = " minute (`bell`), so a waiter that blocks just after still wakes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `0e95804d176da9286d8676cd884d09a5a258ce43`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `a28890d2f6a607d2e0e8847f23ed6835661bbc9c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -7398,16 +7398,28 @@ pub mod semaphore {
             PLACES.forms[0].build(&[name])
         }
 
-        #[doc = " The template of `wake` (a stream), `{<name>}:wake`: gets an entry whenever permits or places free up"]
+        #[doc = " The template of `bell` (a list), `{<name>}:bell`: rung when permits come back while anyone waits: the first in line blocks on it"]
         #[doc = ""]
-        #[doc = " Build its name with [`wake()`]."]
-        pub static WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:wake", forms: &[crate::KeyForm { text: "{<name>}:wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":wake")] }] };
+        #[doc = " Build its name with [`bell()`]."]
+        pub static BELL: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:bell", forms: &[crate::KeyForm { text: "{<name>}:bell", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":bell")] }] };
 
-        #[doc = " The name of `wake`: `{<name>}:wake`."]
+        #[doc = " The name of `bell`: `{<name>}:bell`."]
         #[doc = ""]
         #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
-        pub fn wake(name: &str) -> crate::Result<String> {
-            WAKE.forms[0].build(&[name])
+        pub fn bell(name: &str) -> crate::Result<String> {
+            BELL.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `turn` (a list), `{<name>}:turn:<token>`: rung when `token` leaves the line: the one behind it blocks on it"]
+        #[doc = ""]
+        #[doc = " Build its name with [`turn()`]."]
+        pub static TURN: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:turn:<token>", forms: &[crate::KeyForm { text: "{<name>}:turn:<token>", params: &["name", "token"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":turn:"), crate::KeyPart::Param("token")] }] };
+
+        #[doc = " The name of `turn`: `{<name>}:turn:<token>`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
+        pub fn turn(name: &str, token: &str) -> crate::Result<String> {
+            TURN.forms[0].build(&[name, token])
         }
     }
 
@@ -7417,18 +7429,19 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "afdbdbaef887ae2f20693f5fca762905e39fef6a",
+        sha1: "28227dea14bb0adfc60d1e69558606a11cdf0d09",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
-        description: "Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust\n`Semaphore` derives them as `{name}:state`, …). Its capacity is set by\n`set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is\n`token` -> its deadline (server clock) in `leases` and `token` -> its permits in\n`held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease\nran out are reclaimed (their permits come back), and up to `limit` waiting places\nwhose lease ran out are dropped, anywhere in the queue. A token that holds permits\nalready gets its lease renewed, so a call sent again is answered as the first was.\nOtherwise the permits are granted when `used` + `n` is at most the capacity and no\nlive waiting request is ahead (`token` is first in `queue`, or no one waits): a\nrequest never passes one that waits in line, so a request for 5 is not starved by a\nstream of requests for 1. Lowering the capacity below `used` drains: holders keep\ntheir permits, and nothing is granted until enough come back. With `place`, a request\nthat is not granted takes a place in `queue` (or keeps its own) for `place` ms; each\ncall renews it, and a waiter that stops calling loses it. Without `place` it takes\nnone, and gives up one it held. A caller that is not granted blocks on `wake`\n(`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls\nagain: releases, reclaimed leases, dropped places and capacity raises append to it.",
+        description: "Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust\n`Semaphore` derives them as `{name}:state`, …). Its capacity is set by\n`set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is\n`token` -> its deadline (server clock) in `leases` and `token` -> its permits in\n`held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease\nran out are reclaimed (their permits come back), and up to `limit` waiting places\nwhose lease ran out are dropped, anywhere in the queue. A token that holds permits\nalready gets its lease renewed, so a call sent again is answered as the first was.\nOtherwise the permits are granted when `used` + `n` is at most the capacity and no\nlive waiting request is ahead (`token` is first in `queue`, or no one waits): a\nrequest never passes one that waits in line, so a request for 5 is not starved by a\nstream of requests for 1. Lowering the capacity below `used` drains: holders keep\ntheir permits, and nothing is granted until enough come back. With `place`, a request\nthat is not granted takes a place in `queue` (or keeps its own) for `place` ms; each\ncall renews it, and a waiter that stops calling loses it. Without `place` it takes\nnone, and gives up one it held; it is noted in `places` for two seconds instead (the\nlongest it blocks, twice), so that a release knows to ring for it. A caller that is\nnot granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls\nagain: on the turn key of the one just ahead of it in line, which that one rings when\nit leaves the line; or, first in line or out of line, on the bell, which a release, a\nreclaimed lease or a capacity raise rings once while someone waits. A caller granted\nfrom the line rings its own turn key for the one behind it, and one granted with\npermits to spare rings the bell while others wait, so a freed batch of permits goes\nround one waiter at a time. A dropped place wakes nobody: the reply's ms already\nend at the earliest place or lease that can lapse.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
             crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
             crate::Param { name: "held", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the permits it holds", template: Some(&keys::HELD) },
             crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its ticket, in arrival order", template: Some(&keys::QUEUE) },
             crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
-            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when permits come back while anyone waits: the first in line blocks on it", template: Some(&keys::BELL) },
+            crate::Param { name: "turn", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when `token` leaves the line: the one behind it blocks on it", template: Some(&keys::TURN) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the holder's 128 random bits, as 32 hex digits", template: None },
@@ -7437,9 +7450,9 @@ pub mod semaphore {
             crate::Param { name: "place", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "how long a place in the queue is kept; empty to take none", template: None },
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most lapsed holdings reclaimed, and places dropped", template: None },
         ],
-        returns: crate::Returns { ty: "(uint?, string, uint)", doc: "the holding's deadline (ms, server clock), nil when not granted; the wake stream's last id; the ms to block on it at most before asking again (0 when granted)" },
+        returns: crate::Returns { ty: "(uint?, string, uint)", doc: "the holding's deadline (ms, server clock), nil when not granted; then the token whose turn key to block on (empty for the bell), and the ms to block at most before asking again (0 when granted)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 5 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_N", doc: "not an integer within its range; or above the capacity, or not what `token` holds" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
@@ -7473,11 +7486,18 @@ pub mod semaphore {
     #[doc = " their permits, and nothing is granted until enough come back. With `place`, a request"]
     #[doc = " that is not granted takes a place in `queue` (or keeps its own) for `place` ms; each"]
     #[doc = " call renews it, and a waiter that stops calling loses it. Without `place` it takes"]
-    #[doc = " none, and gives up one it held. A caller that is not granted blocks on `wake`"]
-    #[doc = " (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls"]
-    #[doc = " again: releases, reclaimed leases, dropped places and capacity raises append to it."]
+    #[doc = " none, and gives up one it held; it is noted in `places` for two seconds instead (the"]
+    #[doc = " longest it blocks, twice), so that a release knows to ring for it. A caller that is"]
+    #[doc = " not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls"]
+    #[doc = " again: on the turn key of the one just ahead of it in line, which that one rings when"]
+    #[doc = " it leaves the line; or, first in line or out of line, on the bell, which a release, a"]
+    #[doc = " reclaimed lease or a capacity raise rings once while someone waits. A caller granted"]
+    #[doc = " from the line rings its own turn key for the one behind it, and one granted with"]
+    #[doc = " permits to spare rings the bell while others wait, so a freed batch of permits goes"]
+    #[doc = " round one waiter at a time. A dropped place wakes nobody: the reply's ms already"]
+    #[doc = " end at the earliest place or lease that can lapse."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `afdbdbaef887ae2f20693f5fca762905e39fef6a`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `28227dea14bb0adfc60d1e69558606a11cdf0d09`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7485,7 +7505,8 @@ pub mod semaphore {
     #[doc = " - `held` (a hash, named `{<name>}:held`): token -> the permits it holds"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> its ticket, in arrival order"]
     #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
-    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the first in line blocks on it"]
+    #[doc = " - `turn` (a list, named `{<name>}:turn:<token>`): rung when `token` leaves the line: the one behind it blocks on it"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the holder's 128 random bits, as 32 hex digits"]
@@ -7494,10 +7515,10 @@ pub mod semaphore {
     #[doc = " - `place` (`ms?`, from 1 to 10000000 ms): how long a place in the queue is kept; empty to take none"]
     #[doc = " - `limit` (`uint`, from 1 to 100): the most lapsed holdings reclaimed, and places dropped"]
     #[doc = ""]
-    #[doc = " Returns (`(uint?, string, uint)`): the holding's deadline (ms, server clock), nil when not granted; the wake stream's last id; the ms to block on it at most before asking again (0 when granted)"]
+    #[doc = " Returns (`(uint?, string, uint)`): the holding's deadline (ms, server clock), nil when not granted; then the token whose turn key to block on (empty for the bell), and the ms to block at most before asking again (0 when granted)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 5 arguments"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 5 arguments"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_N`: not an integer within its range; or above the capacity, or not what `token` holds"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
@@ -7509,8 +7530,8 @@ pub mod semaphore {
     #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 1000"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the holdings and waiters, M = `limit`. Clock: the server's `TIME`."]
-    pub fn acquire(state: &str, leases: &str, held: &str, queue: &str, places: &str, wake: &str, token: &str, n: u64, lease: ::std::time::Duration, place: Option<::std::time::Duration>, limit: u64) -> crate::Op<(Option<u64>, String, u64,)> {
-        crate::ScriptCall::new(&ACQUIRE).key(state).key(leases).key(held).key(queue).key(places).key(wake).arg(token).arg(n).arg(lease).arg(place).arg(limit).finish()
+    pub fn acquire(state: &str, leases: &str, held: &str, queue: &str, places: &str, bell: &str, turn: &str, token: &str, n: u64, lease: ::std::time::Duration, place: Option<::std::time::Duration>, limit: u64) -> crate::Op<(Option<u64>, String, u64,)> {
+        crate::ScriptCall::new(&ACQUIRE).key(state).key(leases).key(held).key(queue).key(places).key(bell).key(turn).arg(token).arg(n).arg(lease).arg(place).arg(limit).finish()
     }
 
     #[doc = " `semaphore/extend`: Sets the lease of the permits `token` holds to `lease` from now."]
@@ -7519,7 +7540,7 @@ pub mod semaphore {
     pub static EXTEND: crate::Script = crate::Script {
         name: "semaphore/extend",
         path: "scripts/semaphore/extend.lua",
-        sha1: "7b767bb3c17df2eb06f91212b4aa6ac9040ba2db",
+        sha1: "d4f8a396adafc9b8fee5092cde84f65a449dbe13",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
         flags: &[],
         summary: "Sets the lease of the permits `token` holds to `lease` from now.",
@@ -7528,7 +7549,7 @@ pub mod semaphore {
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
             crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
             crate::Param { name: "held", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the permits it holds", template: Some(&keys::HELD) },
-            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when permits come back while anyone waits: the first in line blocks on it", template: Some(&keys::BELL) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the permits were acquired with", template: None },
@@ -7556,13 +7577,13 @@ pub mod semaphore {
     #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
     #[doc = " answers nil, as it does for a token that holds nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `7b767bb3c17df2eb06f91212b4aa6ac9040ba2db`)."]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `d4f8a396adafc9b8fee5092cde84f65a449dbe13`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
     #[doc = " - `leases` (a zset, named `{<name>}:leases`): token -> the holding's deadline (ms, server clock)"]
     #[doc = " - `held` (a hash, named `{<name>}:held`): token -> the permits it holds"]
-    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the first in line blocks on it"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the token the permits were acquired with"]
@@ -7579,8 +7600,8 @@ pub mod semaphore {
     #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 1000"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the holdings. Clock: the server's `TIME`."]
-    pub fn extend(state: &str, leases: &str, held: &str, wake: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<Option<u64>> {
-        crate::ScriptCall::new(&EXTEND).key(state).key(leases).key(held).key(wake).arg(token).arg(lease).finish()
+    pub fn extend(state: &str, leases: &str, held: &str, bell: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&EXTEND).key(state).key(leases).key(held).key(bell).arg(token).arg(lease).finish()
     }
 
     #[doc = " `semaphore/release`: Gives back the permits `token` holds, and its place in the queue if it waits."]
@@ -7589,31 +7610,32 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "05df434ac9198ee01e7eeb4568e8342b88695796",
+        sha1: "8ab00f3baff13c450d1d093861cf8747dde3edda",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
-        description: "Beyond the books. The permits come back at once (`used` goes down by them) and every\nwaiter blocked on `wake` tries again. A holding whose lease ran out is still released\nhere while no acquire has reclaimed it yet; after that the token holds nothing, and\nreleasing it frees nothing (0), however often it is sent. A waiter that gives up\ncalls this too: its place goes, and the requests behind it move up.",
+        description: "Beyond the books. The permits come back at once (`used` goes down by them), and the\nbell rings once while someone waits: the one blocked on it the longest (the first in\nline, or a waiter out of line) tries again. A holding whose lease ran out is still\nreleased here while no acquire has reclaimed it yet; after that the token holds\nnothing, and releasing it frees nothing (0), however often it is sent. A waiter that\ngives up calls this too: its place goes, and the one behind it in line, blocked on its\nturn key, is rung and moves up.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
             crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
             crate::Param { name: "held", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the permits it holds", template: Some(&keys::HELD) },
             crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its ticket, in arrival order", template: Some(&keys::QUEUE) },
             crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
-            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when permits come back while anyone waits: the first in line blocks on it", template: Some(&keys::BELL) },
+            crate::Param { name: "turn", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when `token` leaves the line: the one behind it blocks on it", template: Some(&keys::TURN) },
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the permits were acquired with", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "the permits given back; 0 when `token` held none" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is released" },
             crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 1000" },
         ],
-        clock: Some(crate::Clock::Server),
+        clock: None,
         complexity: "O(log N), N = the holdings and waiters",
         defaults: &[
         ],
@@ -7621,13 +7643,15 @@ pub mod semaphore {
 
     #[doc = " Gives back the permits `token` holds, and its place in the queue if it waits."]
     #[doc = ""]
-    #[doc = " Beyond the books. The permits come back at once (`used` goes down by them) and every"]
-    #[doc = " waiter blocked on `wake` tries again. A holding whose lease ran out is still released"]
-    #[doc = " here while no acquire has reclaimed it yet; after that the token holds nothing, and"]
-    #[doc = " releasing it frees nothing (0), however often it is sent. A waiter that gives up"]
-    #[doc = " calls this too: its place goes, and the requests behind it move up."]
+    #[doc = " Beyond the books. The permits come back at once (`used` goes down by them), and the"]
+    #[doc = " bell rings once while someone waits: the one blocked on it the longest (the first in"]
+    #[doc = " line, or a waiter out of line) tries again. A holding whose lease ran out is still"]
+    #[doc = " released here while no acquire has reclaimed it yet; after that the token holds"]
+    #[doc = " nothing, and releasing it frees nothing (0), however often it is sent. A waiter that"]
+    #[doc = " gives up calls this too: its place goes, and the one behind it in line, blocked on its"]
+    #[doc = " turn key, is rung and moves up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `05df434ac9198ee01e7eeb4568e8342b88695796`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `8ab00f3baff13c450d1d093861cf8747dde3edda`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7635,7 +7659,8 @@ pub mod semaphore {
     #[doc = " - `held` (a hash, named `{<name>}:held`): token -> the permits it holds"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> its ticket, in arrival order"]
     #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
-    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the first in line blocks on it"]
+    #[doc = " - `turn` (a list, named `{<name>}:turn:<token>`): rung when `token` leaves the line: the one behind it blocks on it"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the token the permits were acquired with"]
@@ -7643,15 +7668,15 @@ pub mod semaphore {
     #[doc = " Returns (`uint`): the permits given back; 0 when `token` held none"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 1 argument"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is released"]
     #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 1000"]
     #[doc = ""]
-    #[doc = " Complexity: O(log N), N = the holdings and waiters. Clock: the server's `TIME`."]
-    pub fn release(state: &str, leases: &str, held: &str, queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<u64> {
-        crate::ScriptCall::new(&RELEASE).key(state).key(leases).key(held).key(queue).key(places).key(wake).arg(token).finish()
+    #[doc = " Complexity: O(log N), N = the holdings and waiters."]
+    pub fn release(state: &str, leases: &str, held: &str, queue: &str, places: &str, bell: &str, turn: &str, token: &str) -> crate::Op<u64> {
+        crate::ScriptCall::new(&RELEASE).key(state).key(leases).key(held).key(queue).key(places).key(bell).key(turn).arg(token).finish()
     }
 
     #[doc = " `semaphore/set_capacity`: Sets the semaphore's capacity: how many permits may be held at once."]
@@ -7660,14 +7685,14 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "cb5c5d5f9e21070df41c044a80b53f504438c6ce",
+        sha1: "ba9d32f13b3e485dd82c8ac2b806a5cc227c4e7b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
-        description: "Beyond the books: an operator's call, at any time. Raising it lets waiters in at once\n(they are woken). Lowering it below the permits in use drains: holders keep what they\nhold, and nothing more is granted until in use + the permits asked for fits again.\nA request for more than the new capacity is refused when it next asks (BAD_N), so it\nnever blocks the queue for good. Until the first call, every acquire answers\nNO_CAPACITY: no client's default can disagree with another's.",
+        description: "Beyond the books: an operator's call, at any time. Raising it lets waiters in at once\n(the bell rings; each waiter granted with permits to spare rings it again). Lowering\nit below the permits in use drains: holders keep what they hold, and nothing more is\ngranted until in use + the permits asked for fits again.\nA request for more than the new capacity is refused when it next asks (BAD_N), so it\nnever blocks the queue for good. Until the first call, every acquire answers\nNO_CAPACITY: no client's default can disagree with another's.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
-            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+            crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when permits come back while anyone waits: the first in line blocks on it", template: Some(&keys::BELL) },
         ],
         args: &[
             crate::Param { name: "capacity", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the new capacity", template: None },
@@ -7688,17 +7713,18 @@ pub mod semaphore {
     #[doc = " Sets the semaphore's capacity: how many permits may be held at once."]
     #[doc = ""]
     #[doc = " Beyond the books: an operator's call, at any time. Raising it lets waiters in at once"]
-    #[doc = " (they are woken). Lowering it below the permits in use drains: holders keep what they"]
-    #[doc = " hold, and nothing more is granted until in use + the permits asked for fits again."]
+    #[doc = " (the bell rings; each waiter granted with permits to spare rings it again). Lowering"]
+    #[doc = " it below the permits in use drains: holders keep what they hold, and nothing more is"]
+    #[doc = " granted until in use + the permits asked for fits again."]
     #[doc = " A request for more than the new capacity is refused when it next asks (BAD_N), so it"]
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `cb5c5d5f9e21070df41c044a80b53f504438c6ce`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `ba9d32f13b3e485dd82c8ac2b806a5cc227c4e7b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
-    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = " - `bell` (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the first in line blocks on it"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `capacity` (`uint`, from 0 to 1000): the new capacity"]
@@ -7712,8 +7738,8 @@ pub mod semaphore {
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn set_capacity(state: &str, wake: &str, capacity: u64) -> crate::Op<Option<u64>> {
-        crate::ScriptCall::new(&SET_CAPACITY).key(state).key(wake).arg(capacity).finish()
+    pub fn set_capacity(state: &str, bell: &str, capacity: u64) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&SET_CAPACITY).key(state).key(bell).arg(capacity).finish()
     }
 
     #[doc = " `semaphore/state`: Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters."]

@@ -52,13 +52,6 @@ local function wake_waiters(wake_key)
   redis.call('PEXPIRE', wake_key, 60000)
 end
 
--- Wakes the one waiter holding `waiter_token` (the first in line, when only it can go on):
--- the others read the entry and keep blocking without running their script. As
--- wake_waiters otherwise.
-local function wake_one(wake_key, waiter_token)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', waiter_token)
-  redis.call('PEXPIRE', wake_key, 60000)
-end
 
 -- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
 -- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
@@ -77,24 +70,6 @@ local function now_ms()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
--- The first token among the first ten waiting in zset `line_key` (`skip_token` aside, when
--- given) whose place in zset `places_key` (token -> deadline, server clock) is live: the
--- one waiter a release lets through, to wake alone. Then whether the line held anyone
--- among those read. Reads only.
-local function first_live_waiter(line_key, places_key, skip_token)
-  local heads = redis.call('ZRANGE', line_key, 0, skip_token and 10 or 9)
-  if #heads == 0 then
-    return nil, false
-  end
-  local now = now_ms()
-  local deadlines = redis.call('ZMSCORE', places_key, unpack(heads))
-  for i, head in ipairs(heads) do
-    if head ~= skip_token and deadlines[i] and tonumber(deadlines[i]) > now then
-      return head, true
-    end
-  end
-  return nil, true
-end
 
 -- The milliseconds from `now` to `deadline` (a zset score, maybe one another client
 -- wrote), from 0 to a minute: what a waiter may block at most.

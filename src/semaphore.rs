@@ -50,20 +50,31 @@
 //! is first among live waiters and its permits fit, so a request for 5 is not starved by a
 //! stream of requests for 1. A waiter that stops asking (it crashed, or gave up) loses its
 //! place after the place lease; lapsed places are dropped wherever they are in the queue.
-//! With [`Order::Any`] a request takes no place: it is granted whenever its permits fit
-//! and no one waits in line, which is faster but lets larger requests starve.
+//! With [`Order::Any`] a request takes no place in line: it is granted whenever its
+//! permits fit and no one waits in line, which is faster but lets larger requests starve
+//! (it is noted in `places` for two seconds while it waits, so that releases ring for it).
 //!
 //! # Waiting
 //!
 //! [`try_acquire`](Semaphore::try_acquire) is one try: [`Attempt::Done`] with the
-//! holding, or [`Attempt::NotYet`] with what to block on. The wake stream
-//! `{name}:wake` gets an entry from every release, every reclaimed lease, every dropped
-//! or granted place and every raise of the capacity; the script answers its last id, and
-//! the waiter blocks with `XREAD BLOCK` from it, for at most the time until the next
-//! lease or place could run out (never more than [`wait::MAX_BLOCK`]). So a wake-up is
-//! never missed, and none depends on pub/sub. While requests wait in line, a release's
-//! entry names the first live one (`w`: its token), and only it runs its script again;
-//! the others keep blocking.
+//! holding, or [`Attempt::NotYet`] with what to block on (`BLPOP`), for at most the time
+//! until the next lease or place could run out (never more than [`wait::MAX_BLOCK`]):
+//!
+//! - a request in line behind another blocks on that one's turn key,
+//!   `{name}:turn:<token>`, which it rings when it leaves the line (granted, or giving up
+//!   its place), so the one behind moves up;
+//! - the first in line, and the requests out of line, block on the bell `{name}:bell`,
+//!   which every release, every reclaimed lease and every raise of the capacity rings
+//!   once while anyone waits, and each grant with permits to spare rings again: Redis
+//!   hands a ring to the one client blocked on the list the longest, so permits that come
+//!   back wake one waiter at a time, not all of them.
+//!
+//! A ring nobody was blocked for stays in its list (a second for a turn key, a minute for
+//! the bell), so a wake-up is never missed, and none depends on pub/sub. What a grant
+//! costs the server does not grow with the waiters. A dropped place wakes nobody: the one
+//! behind it was told to ask again by then. With both orders on one semaphore, a ring
+//! may go to a request out of line while the first in line waits: that one asks again
+//! within its wait.
 //! [`acquire_within`](Semaphore::acquire_within) and
 //! [`acquire_within_async`](Semaphore::acquire_within_async) loop on it up to a timeout,
 //! and give up their place when it runs out.
@@ -77,7 +88,8 @@
 //! | `{name}:held` | hash | token → the permits it holds |
 //! | `{name}:queue` | zset | waiting token → its ticket (arrival order) |
 //! | `{name}:places` | zset | waiting token → its place's deadline (ms, server clock) |
-//! | `{name}:wake` | stream | one entry, appended when permits or places free up; expires after a minute idle |
+//! | `{name}:bell` | list | at most one ring, for the first in line and the requests out of line; expires after a minute idle |
+//! | `{name}:turn:<token>` | list | one ring, when `token` leaves the line with someone behind it; expires after a second |
 //!
 //! All share `name`'s hash slot (`name` may hold a hash tag of its own:
 //! `{tenant:7}:exports` gives `{tenant:7}:exports:state`, …).
@@ -88,19 +100,20 @@
 //! redis-cli:
 //!
 //! ```text
-//! $ redis-cli --eval scripts/semaphore/set_capacity.lua '{exports}:state' '{exports}:wake' , 10
+//! $ redis-cli --eval scripts/semaphore/set_capacity.lua '{exports}:state' '{exports}:bell' , 10
 //! (nil)
-//! $ K='{exports}:state {exports}:leases {exports}:held {exports}:queue {exports}:places {exports}:wake'
-//! $ redis-cli --eval scripts/semaphore/acquire.lua $K , 9f86d081884c7d659a2feaa0c55ad015 5 30000 5000 100
+//! $ K='{exports}:state {exports}:leases {exports}:held {exports}:queue {exports}:places {exports}:bell'
+//! $ A=9f86d081884c7d659a2feaa0c55ad015 B=0b1fa2e4c37d5a6b8e9f0a1b2c3d4e5f
+//! $ redis-cli --eval scripts/semaphore/acquire.lua $K "{exports}:turn:$A" , $A 5 30000 5000 100
 //! 1) (integer) 1767225630000     # granted: the holding's deadline (ms, server clock)
-//! 2) "0-0"
+//! 2) ""
 //! 3) (integer) 0
-//! $ redis-cli --eval scripts/semaphore/acquire.lua $K , 0b1fa2e4c37d5a6b8e9f0a1b2c3d4e5f 6 30000 5000 100
-//! 1) (nil)                       # not yet: block on the wake stream, then ask again
-//! 2) "0-0"
+//! $ redis-cli --eval scripts/semaphore/acquire.lua $K "{exports}:turn:$B" , $B 6 30000 5000 100
+//! 1) (nil)                       # not yet: first in line, so block on the bell, then ask again
+//! 2) ""
 //! 3) (integer) 1000
-//! $ redis-cli XREAD BLOCK 1000 STREAMS '{exports}:wake' 0-0
-//! $ redis-cli --eval scripts/semaphore/release.lua $K , 9f86d081884c7d659a2feaa0c55ad015
+//! $ redis-cli BLPOP '{exports}:bell' 1.000
+//! $ redis-cli --eval scripts/semaphore/release.lua $K "{exports}:turn:$A" , $A
 //! (integer) 5
 //! ```
 //!
@@ -111,7 +124,7 @@
 //! the capacity held for up to one lease), as every Redis lock may. The tokens are the
 //! callers' 128 random bits, so a promoted replica never hands out a token twice, and a
 //! holder's extend on the new primary answers nil: it learns that its permits were lost.
-//! A wake-up lost in the failover costs a waiter at most [`wait::MAX_BLOCK`]. Where
+//! A ring lost in the failover costs a waiter at most [`wait::MAX_BLOCK`]. Where
 //! over-granting matters, acquire with [`Op::wait_for`](crate::Op::wait_for).
 //!
 //! # Beyond Redisson
@@ -120,7 +133,7 @@
 //! |---|---|
 //! | `RSemaphore` records no holders: a crashed client's permits are gone for good (#4462), and anyone may release | every holding is a token with a lease; lapsed ones come back, a bounded number per call; only the token releases |
 //! | `RPermitExpirableSemaphore` leases on the client's clock, and reclaims without bound in `availablePermits` | leases on the server's clock; every call bounded |
-//! | `acquire()` waits on a pub/sub message alone, and misses releases (#5761, #5762) | a wake stream read from the id the script answered, every wait bounded, then the script runs again |
+//! | `acquire()` waits on a pub/sub message alone, and misses releases (#5761, #5762) | a ring in a list, kept until a waiter pops it, every wait bounded, then the script runs again |
 //! | no order: a request for many permits starves behind requests for few | an optional FIFO queue under place leases, lapsed places dropped anywhere in it |
 //! | capacity changes by adding or removing permits, which a crash can undo | one capacity in Redis; lowering it drains |
 //!
@@ -205,13 +218,14 @@ pub struct Semaphore {
     held: String,
     queue: String,
     places: String,
-    wake: String,
+    bell: String,
     place_lease: Duration,
 }
 
 impl Semaphore {
     /// The semaphore named `name`, with its keys `{name}:state`, `{name}:leases`,
-    /// `{name}:held`, `{name}:queue`, `{name}:places` and `{name}:wake`.
+    /// `{name}:held`, `{name}:queue`, `{name}:places` and `{name}:bell` (and each token's
+    /// `{name}:turn:<token>`).
     ///
     /// An empty `name`, or one with a `}` but no hash tag, is
     /// [`Error::InvalidInput`].
@@ -223,7 +237,7 @@ impl Semaphore {
             held: script::keys::held(&name)?,
             queue: script::keys::queue(&name)?,
             places: script::keys::places(&name)?,
-            wake: script::keys::wake(&name)?,
+            bell: script::keys::bell(&name)?,
             name,
             place_lease: PLACE_LEASE,
         })
@@ -252,9 +266,16 @@ impl Semaphore {
         &self.name
     }
 
-    /// The wake stream waiters block on: `{name}:wake`.
-    pub fn wake_key(&self) -> &str {
-        &self.wake
+    /// The bell that the first in line and the waiters out of line block on:
+    /// `{name}:bell`.
+    pub fn bell_key(&self) -> &str {
+        &self.bell
+    }
+
+    /// The turn key of `token`: rung when `token` leaves the line, for the one just
+    /// behind it, which blocks on it. `{name}:turn:<token>`.
+    pub fn turn_key(&self, token: &str) -> Result<String> {
+        script::keys::turn(&self.name, token)
     }
 
     /// The state hash (`capacity`, `used`, `seq`): `{name}:state`.
@@ -272,14 +293,15 @@ impl Semaphore {
     /// Raising it wakes waiters; lowering it drains. One script
     /// (`semaphore/set_capacity`).
     pub fn set_capacity(&self, capacity: u64) -> Op<Option<u64>> {
-        script::set_capacity(&self.state, &self.wake, capacity)
+        script::set_capacity(&self.state, &self.bell, capacity)
     }
 
     /// One try to take `n` permits (1 to 1,000) under `token` for `lease`: the holding,
     /// or what to block on before the next try. A token that holds permits already gets
     /// its lease renewed (so a try sent twice is answered as the first). With
     /// [`Order::Fifo`] a try that is not granted takes, or keeps, a place in the queue
-    /// for the [place lease](Self::with_place_lease); try again (after blocking on the wake) before it runs out,
+    /// for the [place lease](Self::with_place_lease); try again (after blocking on what
+    /// the try said) before it runs out,
     /// or [`release`](Self::release) to give it up. One script (`semaphore/acquire`).
     ///
     /// `NO_CAPACITY` when the capacity was never set; `BAD_N` when `n` is above the
@@ -292,38 +314,44 @@ impl Semaphore {
         order: Order,
     ) -> Op<Attempt<Holding>> {
         let place = (order == Order::Fifo).then_some(self.place_lease);
-        let wake = self.wake.clone();
+        let (bell, name) = (self.bell.clone(), self.name.clone());
         let owned = token.to_owned();
-        script::acquire(
-            &self.state,
-            &self.leases,
-            &self.held,
-            &self.queue,
-            &self.places,
-            &self.wake,
-            token,
-            n,
-            lease,
-            place,
-            RECLAIM_PER_CALL,
-        )
-        .map(move |(deadline, id, block_ms)| {
-            Ok(match deadline {
-                Some(deadline_ms) => Attempt::Done(Holding {
-                    token: owned.clone(),
-                    permits: n,
-                    deadline_ms,
-                }),
-                // A release wakes the first request in line only, by its token; with
-                // none in line, everyone.
-                None => Attempt::NotYet(Wake::new(&wake, id, block_ms)?.for_token(&owned)),
-            })
+        Op::try_build(|| {
+            Ok(script::acquire(
+                &self.state,
+                &self.leases,
+                &self.held,
+                &self.queue,
+                &self.places,
+                &self.bell,
+                &script::keys::turn(&self.name, token)?,
+                token,
+                n,
+                lease,
+                place,
+                RECLAIM_PER_CALL,
+            )
+            .map(move |(deadline, ahead, block_ms)| {
+                Ok(match deadline {
+                    Some(deadline_ms) => Attempt::Done(Holding {
+                        token: owned.clone(),
+                        permits: n,
+                        deadline_ms,
+                    }),
+                    // In line behind another: its turn key; first in line or out of it,
+                    // the bell.
+                    None if ahead.is_empty() => Attempt::NotYet(Wake::bell(&bell, block_ms)),
+                    None => {
+                        Attempt::NotYet(Wake::bell(&script::keys::turn(&name, &ahead)?, block_ms))
+                    }
+                })
+            }))
         })
     }
 
     /// Takes `n` permits for `lease` under a fresh token, waiting up to `timeout`:
-    /// `None` when the time ran out (the request's place, if any, is given up then).
-    /// Blocks on the wake stream between tries, on this connection.
+    /// `None` when the time ran out (the request's place, or its note out of line, is
+    /// given up then). Blocks between tries on what each try said, on this connection.
     pub fn acquire_within(
         &self,
         con: &mut dyn redis::ConnectionLike,
@@ -334,7 +362,7 @@ impl Semaphore {
     ) -> Result<Option<Holding>> {
         let token = Semaphore::random_token();
         let got = wait::until(con, timeout, || self.try_acquire(&token, n, lease, order))?;
-        if got.is_none() && order == Order::Fifo {
+        if got.is_none() {
             self.release(&token).run(con)?;
         }
         Ok(got)
@@ -353,25 +381,29 @@ impl Semaphore {
         let token = Semaphore::random_token();
         let got =
             wait::until_async(con, timeout, || self.try_acquire(&token, n, lease, order)).await?;
-        if got.is_none() && order == Order::Fifo {
+        if got.is_none() {
             self.release(&token).run_async(con).await?;
         }
         Ok(got)
     }
 
     /// Gives back the permits `token` holds, and its place in the queue if it waits:
-    /// how many permits came back (0 when it held none, or they were reclaimed). Wakes
-    /// the waiters. One script (`semaphore/release`).
+    /// how many permits came back (0 when it held none, or they were reclaimed). Rings
+    /// the bell for one waiter, and the turn key for the one behind it in line. One
+    /// script (`semaphore/release`).
     pub fn release(&self, token: &str) -> Op<u64> {
-        script::release(
-            &self.state,
-            &self.leases,
-            &self.held,
-            &self.queue,
-            &self.places,
-            &self.wake,
-            token,
-        )
+        Op::try_build(|| {
+            Ok(script::release(
+                &self.state,
+                &self.leases,
+                &self.held,
+                &self.queue,
+                &self.places,
+                &self.bell,
+                &script::keys::turn(&self.name, token)?,
+                token,
+            ))
+        })
     }
 
     /// Sets the lease of `token`'s permits to `lease` from now: the new deadline (ms,
@@ -382,7 +414,7 @@ impl Semaphore {
             &self.state,
             &self.leases,
             &self.held,
-            &self.wake,
+            &self.bell,
             token,
             lease,
         )

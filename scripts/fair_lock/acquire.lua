@@ -188,6 +188,7 @@ if last and not safe_integer(last, 0, 9007199254740990) then
   return redis.error_reply('BAD_FENCE the fence counter holds ' .. shown(last) .. ', not a token count')
 end
 local waiters = redis.call('ZCARD', places)
+local in_line = redis.call('ZCARD', queue)
 
 -- The lock is `token`'s for `lease`, under the fence's next number: the reply.
 local function take()
@@ -197,10 +198,9 @@ local function take()
   return {fencing, '', 0}
 end
 
--- Uncontended: the lock free and nobody waiting (none in line has a place), so no place
--- lapsed and none to keep. It is taken at once, the queue's keys untouched (as joining
--- and leaving would leave them).
-if not owner_token and waiters == 0 then
+-- Uncontended: the lock free and nobody waiting, so no place lapsed and none to keep. It
+-- is taken at once, the queue's keys untouched (as joining and leaving would leave them).
+if not owner_token and waiters == 0 and in_line == 0 then
   return take()
 end
 local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]

@@ -7,7 +7,7 @@
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
 --- @key held hash {<name>}:held       token -> the permits it holds
---- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @key bell list {<name>}:bell       rung when permits come back while anyone waits: the first in line blocks on it
 --- @arg token string hex:32           the token the permits were acquired with
 --- @arg lease ms 1..=10^15-1          the new lease, from now
 --- @return uint?                      the new deadline (ms, server clock); nil when `token` holds nothing
@@ -17,7 +17,7 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms wake_waiters shown
+--- @uses semaphore_state held_permits now_ms ring_bell shown
 --- @clock server
 --- @complexity O(log N), N = the holdings
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -42,13 +42,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
--- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
--- wake-ups: a waiter blocks at most a second before it runs its script again, which then
--- answers '0-0', and the next entry wakes it.
-local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
-  redis.call('PEXPIRE', wake_key, 60000)
+-- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
+-- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
+-- wakes and runs its script again, and the others keep blocking. With nobody blocked the
+-- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
+-- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, ms)
+  if rings == 0 then
+    redis.call('RPUSH', bell_key, 1)
+    redis.call('PEXPIRE', bell_key, ms)
+  end
 end
 -- The server's clock in whole milliseconds.
 local function now_ms()
@@ -103,7 +106,7 @@ end
 local state = KEYS[1]
 local leases = KEYS[2]
 local held = KEYS[3]
-local wake = KEYS[4]
+local bell = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
@@ -117,7 +120,7 @@ local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-for i, each in ipairs({ ':leases', ':held', ':wake' }) do
+for i, each in ipairs({ ':leases', ':held', ':bell' }) do
   if KEYS[i + 1] ~= tag_of_keys .. each then
     return redis.error_reply(
         'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
@@ -125,7 +128,7 @@ for i, each in ipairs({ ':leases', ':held', ':wake' }) do
   end
 end
 -- End of the generated input checks.
-redis.call('XLEN', wake)
+local rings = redis.call('LLEN', bell)
 local st, err = semaphore_state(state)
 if not st then
   return err
@@ -147,7 +150,7 @@ if deadline and deadline <= now then
   redis.call('ZREM', leases, token)
   redis.call('HDEL', held, token)
   redis.call('HSET', state, 'used', st.used - permits)
-  wake_waiters(wake)
+  ring_bell(bell, rings, 60000)
   return false
 end
 redis.call('ZADD', leases, now + lease, token)

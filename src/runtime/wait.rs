@@ -14,17 +14,15 @@
 //!
 //! **A wake stream** (a latch, a barrier, a semaphore, a read-write lock): the stream and
 //! the last id it held when the script ran. Every script that frees something
-//! appends to that stream (`XADD … MAXLEN 1`, the shared Lua helpers `wake_waiters` and
-//! `wake_one`), so a waiter blocked on `XREAD BLOCK … STREAMS <stream> <last id>` wakes at
+//! appends to that stream (`XADD … MAXLEN 1`, the shared Lua helper `wake_waiters`), so
+//! a waiter blocked on `XREAD BLOCK … STREAMS <stream> <last id>` wakes at
 //! once, and one that blocks only after the append returns at once too: the id it reads
 //! from is older. Pub/sub is never involved, and every wait is bounded, then the script
 //! runs again.
 //!
-//! Each entry names whom it is for, in its field `w`: `*` for every waiter (a latch that
-//! opened, a lock that readers may share), or one waiter's token when only that one can
-//! go on (the first in line of a fair lock). A waiter that knows its token
-//! ([`Wake::for_token`]) and reads an entry for another keeps blocking from that entry,
-//! without running its script: a release wakes one waiter, not all of them.
+//! Every entry is for every waiter: a latch that opened, a barrier that let its parties
+//! through, a lock that readers may share. Where one waiter alone can go on, the
+//! primitive rings a bell instead.
 
 use std::time::{Duration, Instant};
 
@@ -50,9 +48,6 @@ pub struct Wake {
     /// How long the waiter may block before it should run the script again (the time to
     /// the earliest lease that could free what it waits for), at most [`MAX_BLOCK`].
     pub within: Duration,
-    /// The waiter's token, when wake-ups may be addressed to it: entries for other
-    /// tokens do not wake it.
-    pub token: Option<String>,
 }
 
 impl Wake {
@@ -67,7 +62,6 @@ impl Wake {
             key: key.to_owned(),
             after: Some(after),
             within: Duration::from_millis(within_ms).min(MAX_BLOCK),
-            token: None,
         })
     }
 
@@ -78,15 +72,7 @@ impl Wake {
             key: key.to_owned(),
             after: None,
             within: Duration::from_millis(within_ms).min(MAX_BLOCK),
-            token: None,
         }
-    }
-
-    /// The wake of the waiter holding `token`: entries addressed to another waiter do not
-    /// end its wait (see the [module docs](self)).
-    pub fn for_token(mut self, token: &str) -> Wake {
-        self.token = Some(token.to_owned());
-        self
     }
 
     /// Blocks until the stream gets an entry after [`after`](Self::after) (or the bell
@@ -95,78 +81,34 @@ impl Wake {
     /// meanwhile, so on a multiplexed connection the other users of it wait too.
     pub fn block(&self, timeout: Duration) -> Op<bool> {
         self.read(self.within.min(timeout))
-            .map(|entry| Ok(entry.is_some()))
     }
 
-    /// One blocking read of at most `timeout`: the entry it got, as its id and whom it is
-    /// for (`*` for everyone; a ring is for whoever got it), or `None` on timeout.
-    fn read(&self, timeout: Duration) -> Op<Option<(String, String)>> {
+    /// One blocking read of at most `timeout`: whether it woke (a stream entry or a
+    /// ring) rather than timed out.
+    fn read(&self, timeout: Duration) -> Op<bool> {
         // BLOCK 0 (and a BLPOP timeout of 0) waits forever: block at least 1 ms.
         let ms = timeout.as_millis().max(1) as u64;
-        let Some(after) = &self.after else {
-            let mut cmd = redis::cmd("BLPOP");
-            cmd.arg(&self.key)
-                .arg(format!("{}.{:03}", ms / 1000, ms % 1000));
-            return Op::<Value>::native(cmd).map(|reply| {
-                Ok((!matches!(reply, Value::Nil)).then(|| (String::new(), "*".to_owned())))
-            });
+        let cmd = match &self.after {
+            None => {
+                let mut cmd = redis::cmd("BLPOP");
+                cmd.arg(&self.key)
+                    .arg(format!("{}.{:03}", ms / 1000, ms % 1000));
+                cmd
+            }
+            Some(after) => {
+                let mut cmd = redis::cmd("XREAD");
+                cmd.arg("COUNT")
+                    .arg(1)
+                    .arg("BLOCK")
+                    .arg(ms)
+                    .arg("STREAMS")
+                    .arg(&self.key)
+                    .arg(after);
+                cmd
+            }
         };
-        let mut cmd = redis::cmd("XREAD");
-        cmd.arg("COUNT")
-            .arg(1)
-            .arg("BLOCK")
-            .arg(ms)
-            .arg("STREAMS")
-            .arg(&self.key)
-            .arg(after);
-        Op::<Value>::native(cmd).map(|reply| Ok(entry_of(&reply)))
+        Op::<Value>::native(cmd).map(|reply| Ok(!matches!(reply, Value::Nil)))
     }
-
-    /// Whether an entry for `target` ends this waiter's wait.
-    fn wakes_me(&self, target: &str) -> bool {
-        target == "*" || self.token.as_deref().is_none_or(|me| me == target)
-    }
-}
-
-/// The id and `w` field of the one entry an `XREAD COUNT 1` answered: RESP2's
-/// `[[key, [[id, [field, value, …]]]]]` or RESP3's map of key to entries. An entry
-/// without `w` (another writer's) is for everyone.
-fn entry_of(reply: &Value) -> Option<(String, String)> {
-    let streams: Vec<&Value> = match reply {
-        Value::Array(items) => items
-            .iter()
-            .filter_map(|s| match s {
-                Value::Array(pair) => pair.get(1),
-                _ => None,
-            })
-            .collect(),
-        Value::Map(pairs) => pairs.iter().map(|(_, entries)| entries).collect(),
-        _ => return None,
-    };
-    let Some(Value::Array(entries)) = streams.first() else {
-        return None;
-    };
-    let Some(Value::Array(entry)) = entries.first() else {
-        return None;
-    };
-    let text = |v: &Value| match v {
-        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        Value::SimpleString(s) => Some(s.clone()),
-        _ => None,
-    };
-    let id = text(entry.first()?)?;
-    let target = match entry.get(1) {
-        Some(Value::Array(fields)) => fields
-            .chunks(2)
-            .find(|pair| pair.first().and_then(text).as_deref() == Some("w"))
-            .and_then(|pair| pair.get(1).and_then(text)),
-        Some(Value::Map(fields)) => fields
-            .iter()
-            .find(|(f, _)| text(f).as_deref() == Some("w"))
-            .and_then(|(_, v)| text(v)),
-        _ => None,
-    };
-    Some((id, target.unwrap_or_else(|| "*".to_owned())))
 }
 
 /// `<ms>-<seq>`, as Redis prints a stream id.
@@ -211,7 +153,7 @@ pub async fn until_async<T: 'static, C: redis::aio::ConnectionLike>(
 }
 
 /// The loop of [`until`], for both drivers: try, then block on the wake the try answered
-/// until woken for this waiter or it is time to try again, and again, until the deadline.
+/// until woken or it is time to try again, and again, until the deadline.
 pub(crate) struct Until<T, F> {
     attempt: F,
     deadline: Instant,
@@ -223,8 +165,8 @@ pub(crate) struct Until<T, F> {
 /// What [`Until`] runs answers.
 pub(crate) enum Answered<T> {
     Attempt(Attempt<T>),
-    /// A blocking read's entry (id, whom it is for), or `None` on timeout.
-    Entry(Option<(String, String)>),
+    /// A blocking read ended: woken, or timed out; either way the next step tries again.
+    Read,
 }
 
 impl<T, F: FnMut() -> Op<Attempt<T>>> Until<T, F> {
@@ -254,7 +196,7 @@ impl<T: 'static, F: FnMut() -> Op<Attempt<T>>> Machine for Until<T, F> {
             }
             let left = self.deadline.min(*retry).saturating_duration_since(now);
             if !left.is_zero() {
-                return Step::Run(wake.read(left).map(|entry| Ok(Answered::Entry(entry))));
+                return Step::Run(wake.read(left).map(|_| Ok(Answered::Read)));
             }
             self.blocked = None;
         }
@@ -274,12 +216,7 @@ impl<T: 'static, F: FnMut() -> Op<Attempt<T>>> Machine for Until<T, F> {
                     self.blocked = Some((wake, retry));
                 }
             }
-            // An entry for another waiter only moves the id read from.
-            Ok(Answered::Entry(Some((id, target)))) => match &mut self.blocked {
-                Some((wake, _)) if !wake.wakes_me(&target) => wake.after = Some(id),
-                _ => self.blocked = None,
-            },
-            Ok(Answered::Entry(None)) => self.blocked = None,
+            Ok(Answered::Read) => self.blocked = None,
         }
     }
 }
@@ -297,30 +234,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_entry_names_whom_it_wakes() {
-        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
-        let resp2 = |fields: Vec<Value>| {
-            Value::Array(vec![Value::Array(vec![
-                bulk("w"),
-                Value::Array(vec![Value::Array(vec![bulk("1-0"), Value::Array(fields)])]),
-            ])])
-        };
-        assert_eq!(
-            entry_of(&resp2(vec![bulk("w"), bulk("abc")])),
-            Some(("1-0".into(), "abc".into()))
-        );
-        assert_eq!(
-            entry_of(&resp2(vec![bulk("x"), bulk("1")])),
-            Some(("1-0".into(), "*".into()))
-        );
-        assert_eq!(entry_of(&Value::Nil), None);
-        let wake = Wake::new("w", "0-0".into(), 10).unwrap();
-        assert!(wake.wakes_me("abc") && wake.wakes_me("*"));
-        let mine = wake.for_token("me");
-        assert!(mine.wakes_me("me") && mine.wakes_me("*") && !mine.wakes_me("abc"));
-    }
-
     /// Whether a step of [`Until`] runs a blocking read of the wake stream.
     fn reads_the_stream<T: 'static>(step: Step<Answered<T>, Result<Option<T>>>) -> bool {
         let Step::Run(op) = step else {
@@ -331,25 +244,17 @@ mod tests {
     }
 
     #[test]
-    fn a_wake_up_for_another_waiter_keeps_blocking_and_one_for_all_tries_again() {
+    fn a_wake_up_tries_again() {
         let tries = std::cell::Cell::new(0);
         let mut until = Until::new(Duration::from_secs(60), || {
             tries.set(tries.get() + 1);
             Op::native(redis::cmd("PING")).map(|_: Value| Ok(Attempt::Done(1)))
         });
         assert!(!reads_the_stream(until.step()));
-        let wake = Wake::new("w", "1-0".into(), 60_000)
-            .unwrap()
-            .for_token("me");
+        let wake = Wake::new("w", "1-0".into(), 60_000).unwrap();
         until.feed(Ok(Answered::Attempt(Attempt::NotYet(wake))));
         assert!(reads_the_stream(until.step()));
-        until.feed(Ok(Answered::Entry(Some(("1-1".into(), "other".into())))));
-        assert!(reads_the_stream(until.step()), "another waiter's wake-up");
-        assert_eq!(
-            until.blocked.as_ref().unwrap().0.after.as_deref(),
-            Some("1-1")
-        );
-        until.feed(Ok(Answered::Entry(Some(("1-2".into(), "*".into())))));
+        until.feed(Ok(Answered::Read));
         assert!(!reads_the_stream(until.step()), "tried again");
         until.feed(Ok(Answered::Attempt(Attempt::Done(7))));
         assert!(matches!(until.step(), Step::Done(Ok(Some(7)))));
@@ -381,7 +286,7 @@ mod tests {
         until.step();
         until.feed(Ok(Answered::Attempt(Attempt::NotYet(bell))));
         assert!(until.blocked.is_some());
-        until.feed(Ok(Answered::Entry(Some((String::new(), "*".into())))));
+        until.feed(Ok(Answered::Read));
         assert!(until.blocked.is_none(), "a ring tries again");
     }
 

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use redis_patterns::fair_lock::FairLock;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::session::SessionStore;
 use redis_patterns::work_queue::{Job, WorkQueue};
@@ -95,6 +96,11 @@ fn the_rust_api_fills_in_what_the_headers_default_to() {
     seen.insert(check(queue.extend(&job)));
     seen.insert(check(queue.nack(&job, "failed")));
     seen.insert(check(SessionStore::new("app").unwrap().create("ann")));
+    seen.insert(check(
+        FairLock::new("printer")
+            .unwrap()
+            .try_acquire(&FairLock::random_token(), period),
+    ));
     // Every script with a `@default` is checked.
     let declared: BTreeSet<&str> = catalog::scripts()
         .iter()

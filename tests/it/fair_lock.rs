@@ -204,14 +204,21 @@ fn a_release_wakes_the_first_in_line_only() {
                     .unwrap();
                 woke.send(i).unwrap();
             });
-            harness::wait_until_sent(&mut con, id.recv().unwrap(), "blpop");
-            thread
+            let id = id.recv().unwrap();
+            harness::wait_until_sent(&mut con, id, "blpop");
+            (id, thread)
         })
         .collect();
     harness::cmd(&mut con, &["CONFIG", "RESETSTAT"]);
     assert!(lock.release(&holder).run(&mut con).unwrap());
     assert_eq!(woken.recv().unwrap(), 0, "the first in line");
-    let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
+    let ids: Vec<i64> = threads.iter().map(|(id, _)| *id).collect();
+    let clients: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("ID")
+        .arg(&ids)
+        .query(&mut con)
+        .unwrap();
     let blocked = clients
         .lines()
         .filter(|c| c.contains(" flags=b ") && c.contains(" cmd=blpop "))
@@ -242,7 +249,7 @@ fn a_release_wakes_the_first_in_line_only() {
             );
         }
     }
-    for thread in threads {
+    for (_, thread) in threads {
         thread.join().unwrap();
     }
 }

@@ -277,7 +277,8 @@ fn wrong_args(script: &Script, args: &[String]) -> Vec<(String, Vec<String>)> {
         }
         let mut changed = args.to_vec();
         changed[i] = match args[i].parse::<u64>() {
-            Ok(n) => (n + 1).to_string(),
+            // As wide as it was: a token of hex digits stays one.
+            Ok(n) => format!("{:0width$}", n + 1, width = args[i].len()),
             Err(_) => format!("{}y", args[i]),
         };
         out.push((format!("ARGV[{}] ({}) changed", i + 1, arg.name), changed));

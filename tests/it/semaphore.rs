@@ -1,5 +1,5 @@
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -388,6 +388,101 @@ fn waiting_forms_wake_on_release() {
     assert!(async_waiter.join().unwrap().is_some());
     let s = sem.state().run(&mut con).unwrap();
     assert_eq!((s.used, s.waiters), (2, 0));
+}
+
+/// A release rings the bell once: the first in line wakes alone, while each other waiter
+/// stays blocked on the turn key of the one ahead of it; granted, the first rings its own
+/// turn key, and the one behind it moves up.
+#[test]
+fn a_release_wakes_the_first_in_line_only() {
+    let db = Arc::new(harness::fresh_db());
+    let mut con = db.con();
+    let sem = Semaphore::new("one_wakes").unwrap();
+    sem.set_capacity(1).run(&mut con).unwrap();
+    harness::cmd(&mut con, &["DEL", sem.bell_key()]);
+    let holder = Semaphore::random_token();
+    assert!(matches!(
+        sem.try_acquire(&holder, 1, LONG, Order::Fifo)
+            .run(&mut con)
+            .unwrap(),
+        Attempt::Done(_)
+    ));
+    let tokens: Vec<String> = (0..6).map(|_| Semaphore::random_token()).collect();
+    let keys: Vec<String> = tokens
+        .iter()
+        .map(|token| {
+            match sem
+                .try_acquire(token, 1, LONG, Order::Fifo)
+                .run(&mut con)
+                .unwrap()
+            {
+                Attempt::NotYet(wake) => wake.key,
+                done => panic!("{done:?}"),
+            }
+        })
+        .collect();
+    assert_eq!(
+        keys[0],
+        sem.bell_key(),
+        "the first in line waits on the bell"
+    );
+    for i in 1..tokens.len() {
+        assert_eq!(keys[i], sem.turn_key(&tokens[i - 1]).unwrap());
+    }
+    let (woke, woken) = mpsc::channel();
+    let threads: Vec<_> = keys
+        .into_iter()
+        .enumerate()
+        .rev()
+        .map(|(i, key)| {
+            let (db, woke) = (db.clone(), woke.clone());
+            let (ids, id) = mpsc::channel();
+            let thread = thread::spawn(move || {
+                let mut con = db.con();
+                ids.send(harness::client_id(&mut con)).unwrap();
+                let _: Vec<String> = redis::cmd("BLPOP")
+                    .arg(&key)
+                    .arg(60)
+                    .query(&mut con)
+                    .unwrap();
+                woke.send(i).unwrap();
+            });
+            let id = id.recv().unwrap();
+            harness::wait_until_sent(&mut con, id, "blpop");
+            (id, thread)
+        })
+        .collect();
+    assert_eq!(sem.release(&holder).run(&mut con).unwrap(), 1);
+    assert_eq!(woken.recv().unwrap(), 0);
+    let ids: Vec<i64> = threads.iter().map(|(id, _)| *id).collect();
+    let clients: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("ID")
+        .arg(&ids)
+        .query(&mut con)
+        .unwrap();
+    let blocked = clients
+        .lines()
+        .filter(|c| c.contains(" flags=b ") && c.contains(" cmd=blpop "))
+        .count();
+    assert_eq!(blocked, 5, "one release woke one waiter");
+    assert!(matches!(
+        sem.try_acquire(&tokens[0], 1, LONG, Order::Fifo)
+            .run(&mut con)
+            .unwrap(),
+        Attempt::Done(_)
+    ));
+    assert_eq!(woken.recv().unwrap(), 1, "the grant moved the next one up");
+    // Each waiter that gives up its place wakes the one behind it.
+    for (i, token) in tokens.iter().enumerate().skip(1) {
+        sem.release(token).run(&mut con).unwrap();
+        if i + 1 < tokens.len() {
+            assert_eq!(woken.recv().unwrap(), i + 1);
+        }
+    }
+    for (_, thread) in threads {
+        thread.join().unwrap();
+    }
 }
 
 /// A wait that times out gives up its place, so the request behind it is not held up.

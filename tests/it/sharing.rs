@@ -146,7 +146,7 @@ fn a_cluster() -> Option<Shared> {
 }
 
 /// A Python client takes the only permit; a Rust client waiting for one (blocking on the
-/// wake stream) is in line until Python releases, then gets it.
+/// bell, first in line) is in line until Python releases, then gets it.
 fn python_holds_a_permit_a_rust_waiter_waits_for(shared: &mut Shared, name: &str) {
     let permits = Semaphore::new(name).unwrap();
     permits.set_capacity(1).run(&mut *shared.con).unwrap();
@@ -154,10 +154,9 @@ fn python_holds_a_permit_a_rust_waiter_waits_for(shared: &mut Shared, name: &str
         .python
         .ask(json!({"do": "semaphore_acquire", "name": name, "n": 1, "lease_ms": 60_000}));
     assert!(held["deadline"].is_u64(), "Python holds the permit: {held}");
-    let any_token = Semaphore::random_token();
-    let keys = keys_of(&permits.try_acquire(&any_token, 1, Duration::from_secs(1), Order::Fifo));
-    assert_eq!(held["keys"], json!(keys), "semaphore/acquire's keys");
     let token = held["token"].as_str().unwrap().to_owned();
+    let keys = keys_of(&permits.try_acquire(&token, 1, Duration::from_secs(1), Order::Fifo));
+    assert_eq!(held["keys"], json!(keys), "semaphore/acquire's keys");
 
     let mut waiter_con = shared.another();
     std::thread::scope(|s| {
@@ -176,11 +175,18 @@ fn python_holds_a_permit_a_rust_waiter_waits_for(shared: &mut Shared, name: &str
         harness::wait_until("the Rust waiter in line", 5, || {
             permits.state().run(&mut *shared.con).unwrap().waiters == 1
         });
+        // A request out of line is not granted while the Rust waiter is in line; it gives
+        // up at once, and keeps nothing.
+        let any_token = Semaphore::random_token();
         let attempt = permits
             .try_acquire(&any_token, 1, Duration::from_secs(1), Order::Any)
             .run(&mut *shared.con)
             .unwrap();
         assert!(matches!(attempt, Attempt::NotYet(_)), "{attempt:?}");
+        assert_eq!(
+            permits.release(&any_token).run(&mut *shared.con).unwrap(),
+            0
+        );
         let released = shared
             .python
             .ask(json!({"do": "semaphore_release", "name": name, "token": token}));

@@ -430,8 +430,8 @@ def test_semaphore(run: Runner) -> None:
     assert run(permits.set_capacity(2)) is None
     deadline, _, block = run(permits.acquire(a, 2, 60_000, 10))
     assert deadline is not None and block == 0
-    refused, wake, block = run(permits.acquire(b, 1, 60_000, 10, place=60_000))
-    assert refused is None and wake and block > 0
+    refused, ahead, block = run(permits.acquire(b, 1, 60_000, 10, place=60_000))
+    assert refused is None and ahead == "" and block > 0  # first in line: the bell
     assert run(permits.state()) == (2, 2, 2, 2, 1, 1)
     extended = run(permits.extend(a, 120_000))
     assert extended is not None and extended > deadline

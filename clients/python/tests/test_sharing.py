@@ -58,7 +58,6 @@ def test_a_holder_keeps_a_waiter_waiting_until_it_releases(client: Client) -> No
                 lambda _: Semaphore(permits).acquire(token, 1, 60_000, 10, place=30_000),
                 lambda reply: reply[0] is not None,
                 timeout=60.0,
-                token=token,
             )
         )
 

@@ -15,7 +15,8 @@ import redis.asyncio
 
 import redis_patterns as rp
 from redis_patterns import Call, wait, wait_async
-from redis_patterns._wait import Wake, entry_of, fair_lock_bell, is_stream_id
+from redis_patterns._generated import fair_lock, semaphore
+from redis_patterns._wait import bell_of, entry_of, is_stream_id
 
 from .conftest import Cluster, Server, hex_token, poll
 
@@ -32,17 +33,17 @@ class Waiter(threading.Thread):
     """A `wait` on a connection of its own, in a thread."""
 
     def __init__(self, server: Server, attempt: Callable[[Any], Call[Any]], ready: Callable[[Any], bool],
-                 token: Optional[str] = None, timeout: float = 30.0) -> None:
+                 timeout: float = 30.0) -> None:
         super().__init__(daemon=True)
         self.client = server.client()
-        self.args = (attempt, ready, timeout, token)
+        self.args = (attempt, ready, timeout)
         self.reply: Any = None
         self.error: Optional[BaseException] = None
 
     def run(self) -> None:
-        attempt, ready, timeout, token = self.args
+        attempt, ready, timeout = self.args
         try:
-            self.reply = wait(self.client, attempt, ready, timeout, token=token)
+            self.reply = wait(self.client, attempt, ready, timeout)
         except BaseException as err:  # reported by result()
             self.error = err
         finally:
@@ -66,9 +67,9 @@ def test_a_semaphore_waiter_wakes_when_a_permit_frees(server: Server, r: redis.R
     run(permits.set_capacity(1))
     assert run(permits.acquire(a, 1, 60_000, 10))[0] is not None
     waiter = Waiter(server, lambda _: permits.acquire(b, 1, 60_000, 10, place=60_000),
-                    lambda reply: reply[0] is not None, token=b)
+                    lambda reply: reply[0] is not None)
     waiter.start()
-    poll(lambda: blocked_on_xread(r), "the waiter blocking on the wake stream")
+    poll(lambda: blocked_on_xread(r, 1, "blpop"), "the waiter blocking on the bell")
     assert run(permits.release(a)) == 1
     deadline, _, block = waiter.result()
     assert deadline is not None and block == 0
@@ -84,10 +85,10 @@ def test_a_fair_lock_wakes_one_waiter_at_a_time(server: Server, r: redis.Redis, 
     ready: Callable[[Tuple[int, str, int]], bool] = lambda reply: reply[0] != 0  # noqa: E731
     second = Waiter(server, lambda _: lock.acquire(b, 60_000, 60_000, 10, order=order), ready)
     second.start()
-    poll(lambda: blocked_on_xread(r, 1, "blpop"), "b blocking on the bell")
+    poll(lambda: blocked_on_xread(r, 1, "blpop"), "b blocking")
     third = Waiter(server, lambda _: lock.acquire(c, 60_000, 60_000, 10, order=order), ready)
     third.start()
-    poll(lambda: blocked_on_xread(r, 2, "blpop"), "b and c blocking on the bell")
+    poll(lambda: blocked_on_xread(r, 2, "blpop"), "b and c blocking")
     # b blocks on a's turn key, c on b's: the release wakes b alone, and c sleeps on.
     assert lock.release(a).run(r) is True
     assert second.result()[0] == first + 1
@@ -101,7 +102,7 @@ def test_a_writer_waits_for_the_readers(server: Server, r: redis.Redis) -> None:
     reader, writer = hex_token(1), hex_token(2)
     assert lock.acquire_read(reader, 60_000, False, 10).run(r)[0] == 1
     waiter = Waiter(server, lambda _: lock.acquire_write(writer, 60_000, 10, place_lease=60_000),
-                    lambda reply: reply[0] != 0, token=writer)
+                    lambda reply: reply[0] != 0)
     waiter.start()
     poll(lambda: blocked_on_xread(r), "the writer blocking")
     assert lock.release_read(reader).run(r) == 0
@@ -163,15 +164,10 @@ def test_a_wait_gives_up_after_its_timeout(r: redis.Redis) -> None:
     assert refused.value.code == "BAD_N"
 
 
-def test_wake_entries_name_whom_they_wake() -> None:
-    resp2 = [[b"{x}:wake", [[b"1-0", [b"w", b"abc"]]]]]
-    assert entry_of(resp2) == ("1-0", "abc")
-    assert entry_of([[b"{x}:wake", [[b"2-0", [b"x", b"1"]]]]]) == ("2-0", "*")
-    assert entry_of({b"{x}:wake": [[b"3-1", {b"w": b"*"}]]}) == ("3-1", "*")
+def test_a_wake_entry_is_read_in_either_protocol() -> None:
+    assert entry_of([[b"{x}:wake", [[b"1-0", [b"w", b"*"]]]]]) == "1-0"
+    assert entry_of({b"{x}:wake": [[b"3-1", {b"w": b"*"}]]}) == "3-1"
     assert entry_of(None) is None
-    mine = Wake("{x}:wake", "0-0", 10, "me")
-    assert mine.wakes("me") and mine.wakes("*") and not mine.wakes("abc")
-    assert Wake("{x}:wake", "0-0", 10).wakes("abc")
     assert is_stream_id("0-0") and is_stream_id("1700000000000-12")
     for bad in ["", "0", "-0", "0-", "1-x", "+1-0", "1-0-0", " 1-0"]:
         assert not is_stream_id(bad), bad
@@ -205,15 +201,15 @@ def test_a_with_block_holds_a_permit_and_frees_it_however_it_ends(r: redis.Redis
     def acquire(token: str) -> Callable[[Any], Call[Any]]:
         return lambda _: permits.acquire(token, 1, 60_000, 10, place=60_000)
 
-    with rp.hold(r, acquire(a), granted, permits.release(a), 5.0, token=a) as reply:
+    with rp.hold(r, acquire(a), granted, permits.release(a), 5.0) as reply:
         assert reply[0] is not None and permits.state().run(r)[1] == 1
         with pytest.raises(rp.NotGranted):
-            with rp.hold(r, acquire(b), granted, permits.release(b), 0.1, token=b):
+            with rp.hold(r, acquire(b), granted, permits.release(b), 0.1):
                 pass
         assert permits.state().run(r)[1] == 1, "a refused block frees nothing of another's"
     assert permits.state().run(r)[1] == 0
     with pytest.raises(ZeroDivisionError):
-        with rp.hold(r, acquire(b), granted, permits.release(b), 5.0, token=b):
+        with rp.hold(r, acquire(b), granted, permits.release(b), 5.0):
             1 / 0
     assert permits.state().run(r)[1] == 0, "freed by the exception"
 
@@ -226,8 +222,7 @@ def test_an_async_with_block_holds_a_fair_lock(server: Server, r: redis.Redis) -
         client = redis.asyncio.Redis(host="127.0.0.1", port=server.port)
         try:
             async with rp.hold_async(client, lambda _: lock.acquire(token, 60_000, 60_000, 10),
-                                     lambda reply: reply[0] > 0, lock.release(token), 5.0,
-                                     token=token) as reply:
+                                     lambda reply: reply[0] > 0, lock.release(token), 5.0) as reply:
                 assert reply[0] > 0
                 assert r.hget(owner, "t") == token.encode()
         finally:
@@ -237,8 +232,10 @@ def test_an_async_with_block_holds_a_fair_lock(server: Server, r: redis.Redis) -
     assert r.exists(owner) == 0
 
 
-def test_a_fair_lock_waiter_blocks_behind_the_one_ahead() -> None:
+def test_a_waiter_blocks_behind_the_one_ahead_or_on_the_bell() -> None:
     holder = hex_token(1)
-    assert fair_lock_bell("{printer}:owner", holder) == f"{{printer}}:turn:{holder}"
-    assert fair_lock_bell("{printer}:owner", "") == "{printer}:bell"
-    assert fair_lock_bell("pre{t}x:owner", holder) == f"pre{{t}}x:turn:{holder}"
+    assert bell_of(fair_lock, "{printer}:owner", holder) == f"{{printer}}:turn:{holder}"
+    assert bell_of(fair_lock, "{printer}:owner", "") == "{printer}:bell"
+    assert bell_of(fair_lock, "pre{t}x:owner", holder) == f"pre{{t}}x:turn:{holder}"
+    assert bell_of(semaphore, "{slots}:state", holder) == f"{{slots}}:turn:{holder}"
+    assert bell_of(semaphore, "{slots}:state", "") == "{slots}:bell"

@@ -5,18 +5,16 @@ A script that answers "not yet" (a full semaphore, a held fair lock or read-writ
 closed latch, a barrier still waiting) answers, as the last item of its reply, the most
 milliseconds to block before running again, and what to block on is one of two things:
 
-- a list the fair lock's scripts ring (a "bell"): a waiter in line blocks with
+- a list the fair lock's and the semaphore's scripts ring: a waiter in line blocks with
   ``BLPOP`` on the turn key of the one just ahead of it (``{name}:turn:<token>``, the
-  token the reply names), which that one's release or cancel rings, so a release wakes
-  the next in line alone; a barging waiter (the reply names none) blocks on
-  ``{name}:bell``, and Redis hands each ring to the one blocked longest. A ring nobody
+  token the reply names), which that one rings when it leaves the line, so a release
+  wakes one waiter; one the reply names no token for blocks on the bell
+  (``{name}:bell``), and Redis hands each ring to the one blocked longest. A ring nobody
   was blocked for waits in the list;
 - a wake stream (the ``wake`` key of the others), whose last id is the reply's item
   before: every script that frees something appends to it, so a waiter blocked on
   ``XREAD BLOCK … STREAMS <wake> <id>`` wakes at once, and one that blocks after the
-  append returns at once too. An entry names whom it is for in its field ``w``: ``*`` for
-  every waiter, or one waiter's token; a waiter that gives its token keeps blocking
-  through an entry for another.
+  append returns at once too.
 
 Every block lasts at most `MAX_BLOCK_MS`, then the script runs again; pub/sub is never
 involved.
@@ -31,7 +29,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, List, NamedTuple, Opt
 import redis.exceptions
 
 from ._errors import NotGranted, UnexpectedReply
-from ._generated import fair_lock
+from ._generated import fair_lock, semaphore
 from ._runtime import AsyncClient, Call, Execute, Plan, SyncClient, Text, drive, drive_async
 
 R = TypeVar("R")
@@ -43,42 +41,45 @@ a wake-up lost to a failover or a deleted stream costs at most this."""
 
 class Wake(NamedTuple):
     """What a "not yet" reply says to block on: the wake stream `key` after id `after`,
-    or the bell `key` (`after` None), for at most `within_ms`; `token`, when given, is the
-    waiter's."""
+    or the list `key` (`after` None), for at most `within_ms`."""
 
     key: str
     after: Optional[str]
     within_ms: int
-    token: Optional[str] = None
-
-    def wakes(self, target: str) -> bool:
-        """Whether an entry for `target` (``*``: everyone) ends this waiter's block."""
-        return target == "*" or self.token is None or self.token == target
 
 
-def wake_of(call: Call[Any], reply: Any, token: Optional[str]) -> Wake:
-    """The wake of `call`'s "not yet" `reply`: for the fair lock, the list its reply names
-    (`fair_lock_bell`); otherwise its wake stream and the reply's last two items (the
+def wake_of(call: Call[Any], reply: Any) -> Wake:
+    """The wake of `call`'s "not yet" `reply`: for a fair lock or a semaphore, the list its
+    reply names (`bell_of`); otherwise its wake stream and the reply's last two items (the
     stream id, the ms to block at most); the ms capped at `MAX_BLOCK_MS`."""
-    if call.script is fair_lock.ACQUIRE:
+    family = _RINGING.get(call.script.name)
+    if family is not None:
         ahead, within = reply[-2], reply[-1]
         if not isinstance(ahead, str) or not isinstance(within, int):
             raise UnexpectedReply(f"{call.script.name}: not a waiter and a time: {reply!r}")
-        return Wake(fair_lock_bell(call.key("owner"), ahead), None, min(within, MAX_BLOCK_MS), token)
+        first = call.script.key_names[0]
+        return Wake(bell_of(family, call.key(first), ahead), None, min(within, MAX_BLOCK_MS))
     after, within = reply[-2], reply[-1]
     if not isinstance(after, str) or not is_stream_id(after) or not isinstance(within, int):
         raise UnexpectedReply(f"{call.script.name}: not a wake id and a time: {reply!r}")
-    return Wake(call.key("wake"), after, min(within, MAX_BLOCK_MS), token)
+    return Wake(call.key("wake"), after, min(within, MAX_BLOCK_MS))
 
 
-def fair_lock_bell(owner: str, ahead: str) -> str:
-    """What a fair lock's waiter blocks on, from its `owner` key and the token its reply
-    named: that token's turn key, or the lock's bell when it named none (barging)."""
-    suffix = fair_lock.KEY_OWNER.parts[-1]
-    assert isinstance(suffix, Text) and owner.endswith(suffix.text)
-    # The owner key's hash tag, which the templates keep as it is.
-    name = owner[: -len(suffix.text)]
-    return fair_lock.KEY_TURN.build(name=name, token=ahead) if ahead else fair_lock.KEY_BELL.build(name=name)
+_RINGING = {fair_lock.ACQUIRE.name: fair_lock, semaphore.ACQUIRE.name: semaphore}
+"""The scripts whose "not yet" names the waiter to block behind, by family."""
+
+
+def bell_of(family: Any, first_key: str, ahead: str) -> str:
+    """What a waiter of `family` (a fair lock or a semaphore) blocks on, from the first
+    key of its acquire (``{name}:owner``, ``{name}:state``) and the token its reply named:
+    that token's turn key, or the bell when it named none."""
+    form = getattr(family, "KEY_" + family.ACQUIRE.key_names[0].upper())
+    suffix = form.parts[-1]
+    assert isinstance(suffix, Text) and first_key.endswith(suffix.text)
+    # The key's hash tag, which the templates keep as it is.
+    name = first_key[: -len(suffix.text)]
+    turn, bell = family.KEY_TURN, family.KEY_BELL
+    return str(turn.build(name=name, token=ahead) if ahead else bell.build(name=name))
 
 
 def is_stream_id(text: str) -> bool:
@@ -87,10 +88,9 @@ def is_stream_id(text: str) -> bool:
     return bool(dash) and all(p.isascii() and p.isdigit() and len(p) <= 20 for p in (ms, seq))
 
 
-def entry_of(reply: Any) -> Optional[Tuple[str, str]]:
-    """The id of the entry an ``XREAD COUNT 1`` answered and whom it is for (its ``w``;
-    ``*`` without one), from RESP2's ``[[key, [[id, fields]]]]`` or RESP3's map; None on
-    a timeout."""
+def entry_of(reply: Any) -> Optional[str]:
+    """The id of the entry an ``XREAD COUNT 1`` answered, from RESP2's
+    ``[[key, [[id, fields]]]]`` or RESP3's map; None on a timeout."""
     if isinstance(reply, dict):
         streams: List[Any] = list(reply.values())
     elif isinstance(reply, list):
@@ -99,17 +99,14 @@ def entry_of(reply: Any) -> Optional[Tuple[str, str]]:
         return None
     if not streams or not streams[0]:
         return None
-    entry_id, fields = streams[0][0]
-    pairs = list(fields.items()) if isinstance(fields, dict) else list(zip(fields[::2], fields[1::2]))
-    target = next((v for f, v in pairs if f == b"w"), b"*")
-    return entry_id.decode(), target.decode()
+    entry_id: bytes = streams[0][0][0]
+    return entry_id.decode()
 
 
 def until(
     attempt: Callable[[Any], Call[R]],
     ready: Callable[[R], bool],
     timeout: float,
-    token: Optional[str] = None,
     functions: bool = False,
 ) -> Plan[Optional[R]]:
     """The wait, without its I/O: runs the call `attempt` builds (from the last reply,
@@ -125,28 +122,17 @@ def until(
             return reply
         if time.monotonic() >= deadline:
             return None
-        wake = wake_of(call, reply, token)
-        retry = time.monotonic() + wake.within_ms / 1000
-        after = wake.after
-        # Block until woken for this waiter, or until it is time to try again; an entry
-        # for another waiter only moves the id read from.
-        while True:
-            left = min(deadline, retry) - time.monotonic()
-            if left <= 0:
-                break
+        wake = wake_of(call, reply)
+        # Block until woken, or until it is time to try again.
+        left = min(deadline, time.monotonic() + wake.within_ms / 1000) - time.monotonic()
+        if left > 0:
             block = max(1, int(left * 1000))  # BLOCK 0 would wait for ever
-            if after is None:
-                rang = yield Execute(("BLPOP", wake.key, f"{block // 1000}.{block % 1000:03d}"))
-                if isinstance(rang, redis.exceptions.ResponseError):
-                    raise rang
-                break
-            read = yield Execute(("XREAD", "COUNT", 1, "BLOCK", block, "STREAMS", wake.key, after))
+            if wake.after is None:
+                read = yield Execute(("BLPOP", wake.key, f"{block // 1000}.{block % 1000:03d}"))
+            else:
+                read = yield Execute(("XREAD", "COUNT", 1, "BLOCK", block, "STREAMS", wake.key, wake.after))
             if isinstance(read, redis.exceptions.ResponseError):
                 raise read
-            entry = entry_of(read)
-            if entry is None or wake.wakes(entry[1]):
-                break
-            after = entry[0]
 
 
 def wait(
@@ -155,19 +141,17 @@ def wait(
     ready: Callable[[R], bool],
     timeout: float,
     *,
-    token: Optional[str] = None,
     functions: bool = False,
 ) -> Optional[R]:
     """Runs the call `attempt` builds until its reply is `ready` or `timeout` seconds
-    passed (then None), blocking on the primitive's wake stream between tries; `token`
-    is the waiter's, for primitives that wake one waiter (a fair lock's next in line).
-    The connection is busy while it blocks.
+    passed (then None), blocking between tries on what each reply said (a bell or a wake
+    stream). The connection is busy while it blocks.
 
         permits = Semaphore("slots")
         granted = wait(r, lambda _: permits.acquire(token, 1, 30_000, 10, place=5_000),
-                       lambda reply: reply[0] is not None, timeout=5.0, token=token)
+                       lambda reply: reply[0] is not None, timeout=5.0)
     """
-    plan = until(attempt, ready, timeout, token, functions)
+    plan = until(attempt, ready, timeout, functions)
     return drive(plan, client)
 
 
@@ -177,11 +161,10 @@ async def wait_async(
     ready: Callable[[R], bool],
     timeout: float,
     *,
-    token: Optional[str] = None,
     functions: bool = False,
 ) -> Optional[R]:
     """`wait`, on an asyncio connection."""
-    plan = until(attempt, ready, timeout, token, functions)
+    plan = until(attempt, ready, timeout, functions)
     return await drive_async(plan, client)
 
 
@@ -193,7 +176,6 @@ def hold(
     release: Call[Any],
     timeout: float,
     *,
-    token: Optional[str] = None,
     functions: bool = False,
 ) -> Iterator[R]:
     """`wait` as a ``with`` block: enters with the ready reply, and runs `release` when the
@@ -202,13 +184,13 @@ def hold(
         permits = Semaphore("slots")
         with hold(r, lambda _: permits.acquire(token, 1, 30_000, 10, place=5_000),
                   lambda reply: reply[0] is not None, permits.release(token),
-                  timeout=5.0, token=token):
+                  timeout=5.0):
             ...                     # one of the permits is this block's
 
     The lease still runs on the server: a block that outlives it loses what it held
     (extend it from the block, or take a lease longer than the work).
     """
-    granted = wait(client, attempt, ready, timeout, token=token, functions=functions)
+    granted = wait(client, attempt, ready, timeout, functions=functions)
     if granted is None:
         raise _not_granted(release, timeout)
     try:
@@ -225,11 +207,10 @@ async def hold_async(
     release: Call[Any],
     timeout: float,
     *,
-    token: Optional[str] = None,
     functions: bool = False,
 ) -> AsyncIterator[R]:
     """`hold` on an asyncio connection: ``async with hold_async(...) as granted``."""
-    granted = await wait_async(client, attempt, ready, timeout, token=token, functions=functions)
+    granted = await wait_async(client, attempt, ready, timeout, functions=functions)
     if granted is None:
         raise _not_granted(release, timeout)
     try:

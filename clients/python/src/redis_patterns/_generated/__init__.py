@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_2e3f2362b4df"
+LIBRARY = "redis_patterns_v0_1_0_eb59b3035ceb"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "1ec8f70965298c22bc06a9720ab2793ac3b5f320"
+MANIFEST_SHA1 = "645a5e63566021f653048244e5e2989c1e92e1cb"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

@@ -42,18 +42,21 @@ KEY_QUEUE = _rt.Form("semaphore", "{<name>}:queue", (_rt.Tag((_rt.Value("name"),
 KEY_PLACES = _rt.Form("semaphore", "{<name>}:places", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":places")))
 """The name template `{<name>}:places`."""
 
-KEY_WAKE = _rt.Form("semaphore", "{<name>}:wake", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":wake")))
-"""The name template `{<name>}:wake`."""
+KEY_BELL = _rt.Form("semaphore", "{<name>}:bell", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":bell")))
+"""The name template `{<name>}:bell`."""
+
+KEY_TURN = _rt.Form("semaphore", "{<name>}:turn:<token>", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":turn:"), _rt.Value("token")))
+"""The name template `{<name>}:turn:<token>`."""
 
 
 ACQUIRE = _rt.Script(
     "semaphore/acquire",
     path="scripts/semaphore/acquire.lua",
-    sha1="afdbdbaef887ae2f20693f5fca762905e39fef6a",
-    function="rp_v0_1_0_2e3f2362b4df__semaphore__acquire",
+    sha1="28227dea14bb0adfc60d1e69558606a11cdf0d09",
+    function="rp_v0_1_0_eb59b3035ceb__semaphore__acquire",
     read_only=False,
-    keys=(6, 6),
-    key_names=("state", "leases", "held", "queue", "places", "wake"),
+    keys=(7, 7),
+    key_names=("state", "leases", "held", "queue", "places", "bell", "turn"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("n", "uint", "BAD_N", low=1, high=1000),
@@ -78,7 +81,8 @@ def acquire(
     held: str,
     queue: str,
     places: str,
-    wake: str,
+    bell: str,
+    turn: str,
     token: str,
     n: int,
     lease: _rt.Ms,
@@ -102,9 +106,16 @@ def acquire(
     their permits, and nothing is granted until enough come back. With `place`, a request
     that is not granted takes a place in `queue` (or keeps its own) for `place` ms; each
     call renews it, and a waiter that stops calling loses it. Without `place` it takes
-    none, and gives up one it held. A caller that is not granted blocks on `wake`
-    (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls
-    again: releases, reclaimed leases, dropped places and capacity raises append to it.
+    none, and gives up one it held; it is noted in `places` for two seconds instead (the
+    longest it blocks, twice), so that a release knows to ring for it. A caller that is
+    not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls
+    again: on the turn key of the one just ahead of it in line, which that one rings when
+    it leaves the line; or, first in line or out of line, on the bell, which a release, a
+    reclaimed lease or a capacity raise rings once while someone waits. A caller granted
+    from the line rings its own turn key for the one behind it, and one granted with
+    permits to spare rings the bell while others wait, so a freed batch of permits goes
+    round one waiter at a time. A dropped place wakes nobody: the reply's ms already
+    end at the earliest place or lease that can lapse.
 
     Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`).
 
@@ -116,7 +127,10 @@ def acquire(
         queue (a zset, named `{<name>}:queue`): waiting token -> its ticket, in arrival order
         places (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server
             clock)
-        wake (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up
+        bell (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the
+            first in line blocks on it
+        turn (a list, named `{<name>}:turn:<token>`): rung when `token` leaves the line: the one
+            behind it blocks on it
 
     Args:
         token (`string`, 32 hex digits): the holder's 128 random bits, as 32 hex digits
@@ -128,13 +142,13 @@ def acquire(
 
     Returns:
         `(uint?, string, uint)`: the holding's deadline (ms, server clock), nil when not granted;
-            the wake stream's last id; the ms to block on it at most before asking again (0 when
-            granted)
+            then the token whose turn key to block on (empty for the bell), and the ms to block at
+            most before asking again (0 when granted)
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 6 keys and 5 arguments
+            BAD_ARGS: not 7 keys and 5 arguments
             BAD_TOKEN: not 32 hex digits
             BAD_N: not an integer within its range; or above the capacity, or not what `token` holds
             BAD_LEASE: not whole milliseconds within its range
@@ -149,17 +163,17 @@ def acquire(
     Complexity: O(M × log N), N = the holdings and waiters, M = `limit`. Clock: the server's TIME.
     """
     _args = ACQUIRE.encode(token, n, lease, place, limit)
-    return ACQUIRE.call([state, leases, held, queue, places, wake], _args, _ACQUIRE_REPLY)
+    return ACQUIRE.call([state, leases, held, queue, places, bell, turn], _args, _ACQUIRE_REPLY)
 
 
 EXTEND = _rt.Script(
     "semaphore/extend",
     path="scripts/semaphore/extend.lua",
-    sha1="7b767bb3c17df2eb06f91212b4aa6ac9040ba2db",
-    function="rp_v0_1_0_2e3f2362b4df__semaphore__extend",
+    sha1="d4f8a396adafc9b8fee5092cde84f65a449dbe13",
+    function="rp_v0_1_0_eb59b3035ceb__semaphore__extend",
     read_only=False,
     keys=(4, 4),
-    key_names=("state", "leases", "held", "wake"),
+    key_names=("state", "leases", "held", "bell"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -178,7 +192,7 @@ def extend(
     state: str,
     leases: str,
     held: str,
-    wake: str,
+    bell: str,
     token: str,
     lease: _rt.Ms,
 ) -> _rt.Call[_t.Optional[int]]:
@@ -196,7 +210,8 @@ def extend(
             last ticket)
         leases (a zset, named `{<name>}:leases`): token -> the holding's deadline (ms, server clock)
         held (a hash, named `{<name>}:held`): token -> the permits it holds
-        wake (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up
+        bell (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the
+            first in line blocks on it
 
     Args:
         token (`string`, 32 hex digits): the token the permits were acquired with
@@ -219,17 +234,17 @@ def extend(
     Complexity: O(log N), N = the holdings. Clock: the server's TIME.
     """
     _args = EXTEND.encode(token, lease)
-    return EXTEND.call([state, leases, held, wake], _args, _EXTEND_REPLY)
+    return EXTEND.call([state, leases, held, bell], _args, _EXTEND_REPLY)
 
 
 RELEASE = _rt.Script(
     "semaphore/release",
     path="scripts/semaphore/release.lua",
-    sha1="05df434ac9198ee01e7eeb4568e8342b88695796",
-    function="rp_v0_1_0_2e3f2362b4df__semaphore__release",
+    sha1="8ab00f3baff13c450d1d093861cf8747dde3edda",
+    function="rp_v0_1_0_eb59b3035ceb__semaphore__release",
     read_only=False,
-    keys=(6, 6),
-    key_names=("state", "leases", "held", "queue", "places", "wake"),
+    keys=(7, 7),
+    key_names=("state", "leases", "held", "queue", "places", "bell", "turn"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
@@ -249,16 +264,19 @@ def release(
     held: str,
     queue: str,
     places: str,
-    wake: str,
+    bell: str,
+    turn: str,
     token: str,
 ) -> _rt.Call[int]:
     """Gives back the permits `token` holds, and its place in the queue if it waits.
 
-    Beyond the books. The permits come back at once (`used` goes down by them) and every
-    waiter blocked on `wake` tries again. A holding whose lease ran out is still released
-    here while no acquire has reclaimed it yet; after that the token holds nothing, and
-    releasing it frees nothing (0), however often it is sent. A waiter that gives up
-    calls this too: its place goes, and the requests behind it move up.
+    Beyond the books. The permits come back at once (`used` goes down by them), and the
+    bell rings once while someone waits: the one blocked on it the longest (the first in
+    line, or a waiter out of line) tries again. A holding whose lease ran out is still
+    released here while no acquire has reclaimed it yet; after that the token holds
+    nothing, and releasing it frees nothing (0), however often it is sent. A waiter that
+    gives up calls this too: its place goes, and the one behind it in line, blocked on its
+    turn key, is rung and moves up.
 
     Runs `scripts/semaphore/release.lua` (`semaphore/release`).
 
@@ -270,7 +288,10 @@ def release(
         queue (a zset, named `{<name>}:queue`): waiting token -> its ticket, in arrival order
         places (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server
             clock)
-        wake (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up
+        bell (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the
+            first in line blocks on it
+        turn (a list, named `{<name>}:turn:<token>`): rung when `token` leaves the line: the one
+            behind it blocks on it
 
     Args:
         token (`string`, 32 hex digits): the token the permits were acquired with
@@ -281,27 +302,27 @@ def release(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 6 keys and 1 argument
+            BAD_ARGS: not 7 keys and 1 argument
             BAD_TOKEN: not 32 hex digits
             BAD_KEYS: a key not named as its template says
             BAD_STATE: `state` holds a field these scripts never write, or less in use than is
                 released
             BAD_HELD: `held` holds a count of permits that is not from 1 to 1000
 
-    Complexity: O(log N), N = the holdings and waiters. Clock: the server's TIME.
+    Complexity: O(log N), N = the holdings and waiters.
     """
     _args = RELEASE.encode(token)
-    return RELEASE.call([state, leases, held, queue, places, wake], _args, _RELEASE_REPLY)
+    return RELEASE.call([state, leases, held, queue, places, bell, turn], _args, _RELEASE_REPLY)
 
 
 SET_CAPACITY = _rt.Script(
     "semaphore/set_capacity",
     path="scripts/semaphore/set_capacity.lua",
-    sha1="cb5c5d5f9e21070df41c044a80b53f504438c6ce",
-    function="rp_v0_1_0_2e3f2362b4df__semaphore__set_capacity",
+    sha1="ba9d32f13b3e485dd82c8ac2b806a5cc227c4e7b",
+    function="rp_v0_1_0_eb59b3035ceb__semaphore__set_capacity",
     read_only=False,
     keys=(2, 2),
-    key_names=("state", "wake"),
+    key_names=("state", "bell"),
     args=(
         _rt.Param("capacity", "uint", "BAD_CAPACITY", low=0, high=1000),
     ),
@@ -315,12 +336,13 @@ The script's contract; call it with `set_capacity()`.
 _SET_CAPACITY_REPLY = _rt.opt(_rt.UINT)
 
 
-def set_capacity(state: str, wake: str, capacity: int) -> _rt.Call[_t.Optional[int]]:
+def set_capacity(state: str, bell: str, capacity: int) -> _rt.Call[_t.Optional[int]]:
     """Sets the semaphore's capacity: how many permits may be held at once.
 
     Beyond the books: an operator's call, at any time. Raising it lets waiters in at once
-    (they are woken). Lowering it below the permits in use drains: holders keep what they
-    hold, and nothing more is granted until in use + the permits asked for fits again.
+    (the bell rings; each waiter granted with permits to spare rings it again). Lowering
+    it below the permits in use drains: holders keep what they hold, and nothing more is
+    granted until in use + the permits asked for fits again.
     A request for more than the new capacity is refused when it next asks (BAD_N), so it
     never blocks the queue for good. Until the first call, every acquire answers
     NO_CAPACITY: no client's default can disagree with another's.
@@ -330,7 +352,8 @@ def set_capacity(state: str, wake: str, capacity: int) -> _rt.Call[_t.Optional[i
     Keys, in `KEYS` order (all in one cluster hash slot):
         state (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's
             last ticket)
-        wake (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up
+        bell (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the
+            first in line blocks on it
 
     Args:
         capacity (`uint`, from 0 to 1000): the new capacity
@@ -349,14 +372,14 @@ def set_capacity(state: str, wake: str, capacity: int) -> _rt.Call[_t.Optional[i
     Complexity: O(1).
     """
     _args = SET_CAPACITY.encode(capacity)
-    return SET_CAPACITY.call([state, wake], _args, _SET_CAPACITY_REPLY)
+    return SET_CAPACITY.call([state, bell], _args, _SET_CAPACITY_REPLY)
 
 
 STATE = _rt.Script(
     "semaphore/state",
     path="scripts/semaphore/state.lua",
     sha1="30c09241a6d82383d598ccc0f7364422b8afe959",
-    function="rp_v0_1_0_2e3f2362b4df__semaphore__state",
+    function="rp_v0_1_0_eb59b3035ceb__semaphore__state",
     read_only=True,
     keys=(4, 4),
     key_names=("state", "leases", "held", "places"),
@@ -432,7 +455,7 @@ class Semaphore:
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "_keys", _rt.check_names("semaphore", (KEY_STATE, KEY_LEASES, KEY_HELD, KEY_QUEUE, KEY_PLACES, KEY_WAKE,), {"name": self.name})
+            self, "_keys", _rt.check_names("semaphore", (KEY_STATE, KEY_LEASES, KEY_HELD, KEY_QUEUE, KEY_PLACES, KEY_BELL,), {"name": self.name})
         )
 
     def acquire(
@@ -461,9 +484,16 @@ class Semaphore:
         their permits, and nothing is granted until enough come back. With `place`, a request
         that is not granted takes a place in `queue` (or keeps its own) for `place` ms; each
         call renews it, and a waiter that stops calling loses it. Without `place` it takes
-        none, and gives up one it held. A caller that is not granted blocks on `wake`
-        (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls
-        again: releases, reclaimed leases, dropped places and capacity raises append to it.
+        none, and gives up one it held; it is noted in `places` for two seconds instead (the
+        longest it blocks, twice), so that a release knows to ring for it. A caller that is
+        not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls
+        again: on the turn key of the one just ahead of it in line, which that one rings when
+        it leaves the line; or, first in line or out of line, on the bell, which a release, a
+        reclaimed lease or a capacity raise rings once while someone waits. A caller granted
+        from the line rings its own turn key for the one behind it, and one granted with
+        permits to spare rings the bell while others wait, so a freed batch of permits goes
+        round one waiter at a time. A dropped place wakes nobody: the reply's ms already
+        end at the earliest place or lease that can lapse.
 
         Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`).
 
@@ -474,7 +504,10 @@ class Semaphore:
             held (`{<name>}:held`): token -> the permits it holds
             queue (`{<name>}:queue`): waiting token -> its ticket, in arrival order
             places (`{<name>}:places`): waiting token -> its place's deadline (ms, server clock)
-            wake (`{<name>}:wake`): gets an entry whenever permits or places free up
+            bell (`{<name>}:bell`): rung when permits come back while anyone waits: the first in
+                line blocks on it
+            turn (`{<name>}:turn:<token>`): rung when `token` leaves the line: the one behind it
+                blocks on it
 
         Args:
             token (`string`, 32 hex digits): the holder's 128 random bits, as 32 hex digits
@@ -487,13 +520,13 @@ class Semaphore:
 
         Returns:
             `(uint?, string, uint)`: the holding's deadline (ms, server clock), nil when not
-                granted; the wake stream's last id; the ms to block on it at most before asking
-                again (0 when granted)
+                granted; then the token whose turn key to block on (empty for the bell), and the ms
+                to block at most before asking again (0 when granted)
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 6 keys and 5 arguments
+                BAD_ARGS: not 7 keys and 5 arguments
                 BAD_TOKEN: not 32 hex digits
                 BAD_N: not an integer within its range; or above the capacity, or not what `token`
                     holds
@@ -510,6 +543,7 @@ class Semaphore:
         TIME.
         """
         _args = ACQUIRE.encode(token, n, lease, place, limit)
+        _names: _t.Dict[str, object] = {"name": self.name, "token": token}
         return ACQUIRE.call(
             [
                 self._keys[KEY_STATE],
@@ -517,7 +551,8 @@ class Semaphore:
                 self._keys[KEY_HELD],
                 self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
-                self._keys[KEY_WAKE],
+                self._keys[KEY_BELL],
+                KEY_TURN.name(ACQUIRE.name, _names),
             ],
             _args,
             _ACQUIRE_REPLY,
@@ -538,7 +573,8 @@ class Semaphore:
                 ticket)
             leases (`{<name>}:leases`): token -> the holding's deadline (ms, server clock)
             held (`{<name>}:held`): token -> the permits it holds
-            wake (`{<name>}:wake`): gets an entry whenever permits or places free up
+            bell (`{<name>}:bell`): rung when permits come back while anyone waits: the first in
+                line blocks on it
 
         Args:
             token (`string`, 32 hex digits): the token the permits were acquired with
@@ -566,7 +602,7 @@ class Semaphore:
                 self._keys[KEY_STATE],
                 self._keys[KEY_LEASES],
                 self._keys[KEY_HELD],
-                self._keys[KEY_WAKE],
+                self._keys[KEY_BELL],
             ],
             _args,
             _EXTEND_REPLY,
@@ -575,11 +611,13 @@ class Semaphore:
     def release(self, token: str) -> _rt.Call[int]:
         """Gives back the permits `token` holds, and its place in the queue if it waits.
 
-        Beyond the books. The permits come back at once (`used` goes down by them) and every
-        waiter blocked on `wake` tries again. A holding whose lease ran out is still released
-        here while no acquire has reclaimed it yet; after that the token holds nothing, and
-        releasing it frees nothing (0), however often it is sent. A waiter that gives up
-        calls this too: its place goes, and the requests behind it move up.
+        Beyond the books. The permits come back at once (`used` goes down by them), and the
+        bell rings once while someone waits: the one blocked on it the longest (the first in
+        line, or a waiter out of line) tries again. A holding whose lease ran out is still
+        released here while no acquire has reclaimed it yet; after that the token holds
+        nothing, and releasing it frees nothing (0), however often it is sent. A waiter that
+        gives up calls this too: its place goes, and the one behind it in line, blocked on its
+        turn key, is rung and moves up.
 
         Runs `scripts/semaphore/release.lua` (`semaphore/release`).
 
@@ -590,7 +628,10 @@ class Semaphore:
             held (`{<name>}:held`): token -> the permits it holds
             queue (`{<name>}:queue`): waiting token -> its ticket, in arrival order
             places (`{<name>}:places`): waiting token -> its place's deadline (ms, server clock)
-            wake (`{<name>}:wake`): gets an entry whenever permits or places free up
+            bell (`{<name>}:bell`): rung when permits come back while anyone waits: the first in
+                line blocks on it
+            turn (`{<name>}:turn:<token>`): rung when `token` leaves the line: the one behind it
+                blocks on it
 
         Args:
             token (`string`, 32 hex digits): the token the permits were acquired with
@@ -601,16 +642,17 @@ class Semaphore:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 6 keys and 1 argument
+                BAD_ARGS: not 7 keys and 1 argument
                 BAD_TOKEN: not 32 hex digits
                 BAD_KEYS: a key not named as its template says
                 BAD_STATE: `state` holds a field these scripts never write, or less in use than is
                     released
                 BAD_HELD: `held` holds a count of permits that is not from 1 to 1000
 
-        Complexity: O(log N), N = the holdings and waiters. Clock: the server's TIME.
+        Complexity: O(log N), N = the holdings and waiters.
         """
         _args = RELEASE.encode(token)
+        _names: _t.Dict[str, object] = {"name": self.name, "token": token}
         return RELEASE.call(
             [
                 self._keys[KEY_STATE],
@@ -618,7 +660,8 @@ class Semaphore:
                 self._keys[KEY_HELD],
                 self._keys[KEY_QUEUE],
                 self._keys[KEY_PLACES],
-                self._keys[KEY_WAKE],
+                self._keys[KEY_BELL],
+                KEY_TURN.name(RELEASE.name, _names),
             ],
             _args,
             _RELEASE_REPLY,
@@ -628,8 +671,9 @@ class Semaphore:
         """Sets the semaphore's capacity: how many permits may be held at once.
 
         Beyond the books: an operator's call, at any time. Raising it lets waiters in at once
-        (they are woken). Lowering it below the permits in use drains: holders keep what they
-        hold, and nothing more is granted until in use + the permits asked for fits again.
+        (the bell rings; each waiter granted with permits to spare rings it again). Lowering
+        it below the permits in use drains: holders keep what they hold, and nothing more is
+        granted until in use + the permits asked for fits again.
         A request for more than the new capacity is refused when it next asks (BAD_N), so it
         never blocks the queue for good. Until the first call, every acquire answers
         NO_CAPACITY: no client's default can disagree with another's.
@@ -639,7 +683,8 @@ class Semaphore:
         Keys, named from their templates:
             state (`{<name>}:state`): capacity, used (the permits held), seq (the queue's last
                 ticket)
-            wake (`{<name>}:wake`): gets an entry whenever permits or places free up
+            bell (`{<name>}:bell`): rung when permits come back while anyone waits: the first in
+                line blocks on it
 
         Args:
             capacity (`uint`, from 0 to 1000): the new capacity
@@ -661,7 +706,7 @@ class Semaphore:
         return SET_CAPACITY.call(
             [
                 self._keys[KEY_STATE],
-                self._keys[KEY_WAKE],
+                self._keys[KEY_BELL],
             ],
             _args,
             _SET_CAPACITY_REPLY,

@@ -112,21 +112,18 @@ if bad_owner then
   return bad_owner
 end
 local waiters = redis.call('ZCARD', places)
+local in_line = redis.call('ZCARD', queue)
+local bell_rings = redis.call('LLEN', bell)
+local turn_rings = redis.call('LLEN', turn)
 if owner_token ~= token then
   return 0
 end
-if waiters == 0 then
-  redis.call('DEL', owner)
-  return 1
-end
-local in_line = redis.call('ZCARD', queue)
-local turn_rings = in_line > 0 and redis.call('LLEN', turn)
-local bell_rings = waiters > in_line and redis.call('LLEN', bell)
 redis.call('DEL', owner)
-if turn_rings then
+-- The first in line blocks on this holder's turn key; the barging waiters, on the bell.
+if in_line > 0 then
   ring_bell(turn, turn_rings, 1000)
 end
-if bell_rings then
+if waiters > in_line then
   ring_bell(bell, bell_rings, 60000)
 end
 return 1

@@ -15,23 +15,32 @@
 --- their permits, and nothing is granted until enough come back. With `place`, a request
 --- that is not granted takes a place in `queue` (or keeps its own) for `place` ms; each
 --- call renews it, and a waiter that stops calling loses it. Without `place` it takes
---- none, and gives up one it held. A caller that is not granted blocks on `wake`
---- (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls
---- again: releases, reclaimed leases, dropped places and capacity raises append to it.
+--- none, and gives up one it held; it is noted in `places` for two seconds instead (the
+--- longest it blocks, twice), so that a release knows to ring for it. A caller that is
+--- not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls
+--- again: on the turn key of the one just ahead of it in line, which that one rings when
+--- it leaves the line; or, first in line or out of line, on the bell, which a release, a
+--- reclaimed lease or a capacity raise rings once while someone waits. A caller granted
+--- from the line rings its own turn key for the one behind it, and one granted with
+--- permits to spare rings the bell while others wait, so a freed batch of permits goes
+--- round one waiter at a time. A dropped place wakes nobody: the reply's ms already
+--- end at the earliest place or lease that can lapse.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
 --- @key held hash {<name>}:held       token -> the permits it holds
 --- @key queue zset {<name>}:queue     waiting token -> its ticket, in arrival order
 --- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
---- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @key bell list {<name>}:bell       rung when permits come back while anyone waits: the first in line blocks on it
+--- @key turn list {<name>}:turn:<token>   rung when `token` leaves the line: the one behind it blocks on it
 --- @arg token string hex:32           the holder's 128 random bits, as 32 hex digits
 --- @arg n uint 1..=1000               the permits asked for
 --- @arg lease ms 1..=10^15-1          how long the permits are held unless extended
 --- @arg place ms? 1..=10^7            how long a place in the queue is kept; empty to take none
 --- @arg limit uint 1..=100            the most lapsed holdings reclaimed, and places dropped
 --- @return (uint?, string, uint)      the holding's deadline (ms, server clock), nil when not granted;
----   the wake stream's last id; the ms to block on it at most before asking again (0 when granted)
---- @error BAD_ARGS                    not 6 keys and 5 arguments
+---   then the token whose turn key to block on (empty for the bell), and the ms to block at most
+---   before asking again (0 when granted)
+--- @error BAD_ARGS                    not 7 keys and 5 arguments
 --- @error BAD_TOKEN                   not 32 hex digits
 --- @error BAD_N       not an integer within its range; or above the capacity, or not what `token` holds
 --- @error BAD_LEASE                   not whole milliseconds within its range
@@ -41,7 +50,7 @@
 --- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms wake_id wake_waiters shown
+--- @uses semaphore_state held_permits now_ms ring_bell shown
 --- @clock server
 --- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -66,21 +75,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
--- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
--- an entry. Reads only: call it before the first write (a key of another type is
--- refused with WRONGTYPE there).
-local function wake_id(wake_key)
-  local last = redis.call('XREVRANGE', wake_key, '+', '-', 'COUNT', 1)[1]
-  return last and last[1] or '0-0'
-end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
--- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
--- wake-ups: a waiter blocks at most a second before it runs its script again, which then
--- answers '0-0', and the next entry wakes it.
-local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
-  redis.call('PEXPIRE', wake_key, 60000)
+-- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
+-- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
+-- wakes and runs its script again, and the others keep blocking. With nobody blocked the
+-- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
+-- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, ms)
+  if rings == 0 then
+    redis.call('RPUSH', bell_key, 1)
+    redis.call('PEXPIRE', bell_key, ms)
+  end
 end
 -- The server's clock in whole milliseconds.
 local function now_ms()
@@ -129,15 +133,16 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local state = KEYS[1]
 local leases = KEYS[2]
 local held = KEYS[3]
 local queue = KEYS[4]
 local places = KEYS[5]
-local wake = KEYS[6]
+local bell = KEYS[6]
+local turn = KEYS[7]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
@@ -163,15 +168,23 @@ local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':wake' }) do
+for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':bell' }) do
   if KEYS[i + 1] ~= tag_of_keys .. each then
     return redis.error_reply(
         'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
         shown(KEYS[i + 1]))
   end
 end
+if turn ~= tag_of_keys .. ':turn:' .. token then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[7] must be {<name>}:turn:<token> with <name> as in state and <token> = ARGV[1], got ' ..
+      shown(turn))
+end
 -- End of the generated input checks.
-local id = wake_id(wake)
+-- Reads first: a key of another type fails here, and foreign data is refused, before
+-- anything is written.
+local rings = redis.call('LLEN', bell)
+local turn_rings = redis.call('LLEN', turn)
 local st, err = semaphore_state(state)
 if not st then
   return err
@@ -237,6 +250,7 @@ end
 -- More entries than walked, none live: whether one waits further back is unknown yet.
 local blocked = not first and redis.call('ZCARD', queue) > #front
 local queued = redis.call('ZSCORE', queue, token) and not dropping[token]
+local noted = not queued and redis.call('ZSCORE', places, token) and not dropping[token]
 
 local used = st.used - freed
 local granted = renew
@@ -251,18 +265,21 @@ for _, waiter in ipairs(drop) do
   redis.call('ZREM', queue, waiter)
   redis.call('ZREM', places, waiter)
 end
-local left = #drop > 0
 local seq = st.seq
+local ahead = ''
 if granted then
   if not renew then
     used = used + n
     redis.call('HSET', held, token, n)
   end
   redis.call('ZADD', leases, now + lease, token)
-  if queued then
+  if queued or noted then
     redis.call('ZREM', queue, token)
     redis.call('ZREM', places, token)
-    left = true
+  end
+  -- The one behind it in line blocks on its turn key: it is first now.
+  if queued and redis.call('ZCARD', queue) > 0 then
+    ring_bell(turn, turn_rings, 1000)
   end
 elseif place then
   if not queued then
@@ -270,21 +287,25 @@ elseif place then
     redis.call('ZADD', queue, seq, token)
   end
   redis.call('ZADD', places, now + place, token)
-elseif queued then
-  redis.call('ZREM', queue, token)
-  redis.call('ZREM', places, token)
-  left = true
+  local rank = redis.call('ZRANK', queue, token)
+  if rank > 0 then
+    ahead = redis.call('ZRANGE', queue, rank - 1, rank - 1)[1]
+  end
+else
+  if queued then
+    redis.call('ZREM', queue, token)
+  end
+  redis.call('ZADD', places, now + 2000, token)
 end
 if used ~= st.used or seq ~= st.seq then
   redis.call('HSET', state, 'used', used, 'seq', seq)
 end
--- Permits came back, or the queue moved: the waiters try again.
-if freed > 0 or left then
-  wake_waiters(wake)
-  id = wake_id(wake)
+-- Permits came back, or some are left after a grant: the one the bell wakes may fit.
+if (freed > 0 or (granted and used < st.capacity)) and redis.call('ZCARD', places) > (granted and 0 or 1) then
+  ring_bell(bell, rings, 60000)
 end
 if granted then
-  return { now + lease, id, 0 }
+  return { now + lease, '', 0 }
 end
 
 -- How long to block: until the first lease or place that may run out, and half a place.
@@ -300,4 +321,4 @@ end
 if place then
   block = math.min(block, math.floor(place / 2))
 end
-return { false, id, math.max(1, math.floor(block)) }
+return { false, ahead, math.max(1, math.floor(block)) }

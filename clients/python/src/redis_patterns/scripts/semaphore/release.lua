@@ -1,25 +1,27 @@
 --- Gives back the permits `token` holds, and its place in the queue if it waits.
 ---
---- Beyond the books. The permits come back at once (`used` goes down by them) and every
---- waiter blocked on `wake` tries again. A holding whose lease ran out is still released
---- here while no acquire has reclaimed it yet; after that the token holds nothing, and
---- releasing it frees nothing (0), however often it is sent. A waiter that gives up
---- calls this too: its place goes, and the requests behind it move up.
+--- Beyond the books. The permits come back at once (`used` goes down by them), and the
+--- bell rings once while someone waits: the one blocked on it the longest (the first in
+--- line, or a waiter out of line) tries again. A holding whose lease ran out is still
+--- released here while no acquire has reclaimed it yet; after that the token holds
+--- nothing, and releasing it frees nothing (0), however often it is sent. A waiter that
+--- gives up calls this too: its place goes, and the one behind it in line, blocked on its
+--- turn key, is rung and moves up.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
 --- @key held hash {<name>}:held       token -> the permits it holds
 --- @key queue zset {<name>}:queue     waiting token -> its ticket, in arrival order
 --- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
---- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @key bell list {<name>}:bell       rung when permits come back while anyone waits: the first in line blocks on it
+--- @key turn list {<name>}:turn:<token>   rung when `token` leaves the line: the one behind it blocks on it
 --- @arg token string hex:32           the token the permits were acquired with
 --- @return uint                       the permits given back; 0 when `token` held none
---- @error BAD_ARGS                    not 6 keys and 1 argument
+--- @error BAD_ARGS                    not 7 keys and 1 argument
 --- @error BAD_TOKEN                   not 32 hex digits
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits first_live_waiter wake_waiters wake_one shown
---- @clock server
+--- @uses semaphore_state held_permits ring_bell shown
 --- @complexity O(log N), N = the holdings and waiters
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
@@ -43,43 +45,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
--- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
--- wake-ups: a waiter blocks at most a second before it runs its script again, which then
--- answers '0-0', and the next entry wakes it.
-local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
-  redis.call('PEXPIRE', wake_key, 60000)
-end
--- Wakes the one waiter holding `waiter_token` (the first in line, when only it can go on):
--- the others read the entry and keep blocking without running their script. As
--- wake_waiters otherwise.
-local function wake_one(wake_key, waiter_token)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', waiter_token)
-  redis.call('PEXPIRE', wake_key, 60000)
-end
--- The server's clock in whole milliseconds.
-local function now_ms()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
--- The first token among the first ten waiting in zset `line_key` (`skip_token` aside, when
--- given) whose place in zset `places_key` (token -> deadline, server clock) is live: the
--- one waiter a release lets through, to wake alone. Then whether the line held anyone
--- among those read. Reads only.
-local function first_live_waiter(line_key, places_key, skip_token)
-  local heads = redis.call('ZRANGE', line_key, 0, skip_token and 10 or 9)
-  if #heads == 0 then
-    return nil, false
+-- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
+-- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
+-- wakes and runs its script again, and the others keep blocking. With nobody blocked the
+-- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
+-- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, ms)
+  if rings == 0 then
+    redis.call('RPUSH', bell_key, 1)
+    redis.call('PEXPIRE', bell_key, ms)
   end
-  local now = now_ms()
-  local deadlines = redis.call('ZMSCORE', places_key, unpack(heads))
-  for i, head in ipairs(heads) do
-    if head ~= skip_token and deadlines[i] and tonumber(deadlines[i]) > now then
-      return head, true
-    end
-  end
-  return nil, true
 end
 -- The semaphore's state as `state_key` keeps it: { capacity = nil when never set, used =
 -- the permits held, seq = the queue's last ticket }; nil and an error reply when a field
@@ -123,15 +98,16 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local state = KEYS[1]
 local leases = KEYS[2]
 local held = KEYS[3]
 local queue = KEYS[4]
 local places = KEYS[5]
-local wake = KEYS[6]
+local bell = KEYS[6]
+local turn = KEYS[7]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN must be 32 hex digits, got ' .. shown(token))
@@ -141,17 +117,23 @@ local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':wake' }) do
+for i, each in ipairs({ ':leases', ':held', ':queue', ':places', ':bell' }) do
   if KEYS[i + 1] ~= tag_of_keys .. each then
     return redis.error_reply(
         'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
         shown(KEYS[i + 1]))
   end
 end
+if turn ~= tag_of_keys .. ':turn:' .. token then
+  return redis.error_reply(
+      'BAD_KEYS KEYS[7] must be {<name>}:turn:<token> with <name> as in state and <token> = ARGV[1], got ' ..
+      shown(turn))
+end
 -- End of the generated input checks.
 -- Reads first: a key of another type fails here, and foreign data is refused, before
 -- anything is written.
-redis.call('XLEN', wake)
+local rings = redis.call('LLEN', bell)
+local turn_rings = redis.call('LLEN', turn)
 local st, err = semaphore_state(state)
 if not st then
   return err
@@ -165,26 +147,25 @@ if permits > st.used then
     .. permits .. ' of ' .. shown(token))
 end
 redis.call('ZSCORE', leases, token)
-local queued = redis.call('ZSCORE', queue, token)
-redis.call('ZSCORE', places, token)
--- While requests wait in line, only the first live one can be granted: it alone is
--- woken. Otherwise every waiter is.
-local next_token = first_live_waiter(queue, places, token)
+local rank = redis.call('ZRANK', queue, token)
+local behind = rank and redis.call('ZRANGE', queue, rank + 1, rank + 1)[1]
+local placed = redis.call('ZSCORE', places, token)
 
 if permits > 0 then
   redis.call('HDEL', held, token)
   redis.call('HSET', state, 'used', st.used - permits)
+  redis.call('ZREM', leases, token)
 end
-redis.call('ZREM', leases, token)
-if queued then
+if rank then
   redis.call('ZREM', queue, token)
 end
-redis.call('ZREM', places, token)
-if permits > 0 or queued then
-  if next_token then
-    wake_one(wake, next_token)
-  else
-    wake_waiters(wake)
-  end
+if placed then
+  redis.call('ZREM', places, token)
+end
+if behind then
+  ring_bell(turn, turn_rings, 1000)
+end
+if permits > 0 and redis.call('ZCARD', places) > 0 then
+  ring_bell(bell, rings, 60000)
 end
 return permits

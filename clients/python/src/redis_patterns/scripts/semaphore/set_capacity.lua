@@ -1,20 +1,21 @@
 --- Sets the semaphore's capacity: how many permits may be held at once.
 ---
 --- Beyond the books: an operator's call, at any time. Raising it lets waiters in at once
---- (they are woken). Lowering it below the permits in use drains: holders keep what they
---- hold, and nothing more is granted until in use + the permits asked for fits again.
+--- (the bell rings; each waiter granted with permits to spare rings it again). Lowering
+--- it below the permits in use drains: holders keep what they hold, and nothing more is
+--- granted until in use + the permits asked for fits again.
 --- A request for more than the new capacity is refused when it next asks (BAD_N), so it
 --- never blocks the queue for good. Until the first call, every acquire answers
 --- NO_CAPACITY: no client's default can disagree with another's.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
---- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @key bell list {<name>}:bell       rung when permits come back while anyone waits: the first in line blocks on it
 --- @arg capacity uint 0..=1000        the new capacity
 --- @return uint?                      the capacity before; nil when it had none
 --- @error BAD_ARGS                    not 2 keys and 1 argument
 --- @error BAD_CAPACITY                not an integer within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE                   `state` holds a field these scripts never write
---- @uses semaphore_state wake_waiters
+--- @uses semaphore_state ring_bell
 --- @complexity O(1)
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
@@ -38,13 +39,16 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
--- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
--- wake-ups: a waiter blocks at most a second before it runs its script again, which then
--- answers '0-0', and the next entry wakes it.
-local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
-  redis.call('PEXPIRE', wake_key, 60000)
+-- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
+-- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
+-- wakes and runs its script again, and the others keep blocking. With nobody blocked the
+-- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
+-- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, ms)
+  if rings == 0 then
+    redis.call('RPUSH', bell_key, 1)
+    redis.call('PEXPIRE', bell_key, ms)
+  end
 end
 -- The semaphore's state as `state_key` keeps it: { capacity = nil when never set, used =
 -- the permits held, seq = the queue's last ticket }; nil and an error reply when a field
@@ -78,7 +82,7 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local state = KEYS[1]
-local wake = KEYS[2]
+local bell = KEYS[2]
 local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not capacity or capacity > 1000 then
   return redis.error_reply('BAD_CAPACITY must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
@@ -88,17 +92,17 @@ local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
-if wake ~= tag_of_keys .. ':wake' then
-  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:wake with <name> as in state, got ' .. shown(wake))
+if bell ~= tag_of_keys .. ':bell' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:bell with <name> as in state, got ' .. shown(bell))
 end
 -- End of the generated input checks.
-redis.call('XLEN', wake)
+local rings = redis.call('LLEN', bell)
 local st, err = semaphore_state(state)
 if not st then
   return err
 end
 redis.call('HSET', state, 'capacity', capacity)
 if not st.capacity or capacity > st.capacity then
-  wake_waiters(wake)
+  ring_bell(bell, rings, 60000)
 end
 return st.capacity or false
