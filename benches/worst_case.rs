@@ -199,13 +199,13 @@ const SEMAPHORE_FILL: &str = "for i = 1, 500 do
   redis.call('HSET', KEYS[1], 'capacity', 1000, 'used', 500)";
 
 /// Runs a semaphore setup's Lua over the semaphore's keys (KEYS: state, leases, held,
-/// queue, places, wake).
+/// queue, places, bell).
 fn semaphore_lua(con: &mut redis::Connection, k: &Keys, body: &str) {
     let all = k.like("semaphore/acquire");
     lua(
         con,
         body,
-        &all.named(&["state", "leases", "held", "queue", "places", "wake"]),
+        &all.named(&["state", "leases", "held", "queue", "places", "bell"]),
         &[],
     );
 }
@@ -282,7 +282,7 @@ const BOARD: &[(&str, &str)] = &[("key", "{b}")];
 const POOL: &[(&str, &str)] = &[("name", "p")];
 const ROW_CACHE: &[(&str, &str)] = &[("namespace", "rc")];
 const RW_LOCK: &[(&str, &str)] = &[("name", "r")];
-const SEMAPHORE: &[(&str, &str)] = &[("name", "s")];
+const SEMAPHORE: &[(&str, &str)] = &[("name", "s"), ("token", "ffffffffffffffffffffffffffffffff")];
 const SESSION: &[(&str, &str)] = &[("namespace", "s"), ("uid", "u")];
 const LINKS: &[(&str, &str)] = &[("name", "s")];
 const TOPIC: &[(&str, &str)] = &[("name", "t")];
@@ -1267,7 +1267,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "semaphore/set_capacity",
-            input: "a raise, which wakes waiters",
+            input: "a raise, which rings the bell",
             setup: |con, k| semaphore_lua(con, k, SEMAPHORE_FILL),
             keys: Keys::of("semaphore/set_capacity", SEMAPHORE),
             args: strings(["1000".into()]),
