@@ -25,14 +25,15 @@
 //! the seconds, its CPU time, and every hold's three timestamps (start of acquire, acquire
 //! returned, release returned), in µs on one monotonic clock of its process.
 //!
-//! **The cells.** *mutex*: the crate's [`FairLock`] (first come, first served; waiting
-//! with [`FairLock::acquire_within`]) against redis-semaphore's `Mutex` (polls `SET NX`
+//! **The cells.** *mutex*: the crate's [`FairLock`], waiting with
+//! [`FairLock::acquire_within`], barging ([`Order::Any`], the first row) and first come,
+//! first served ([`Order::Fifo`], the second), against redis-semaphore's `Mutex` (polls `SET NX`
 //! every 10 ms), redlock's `lock` (a script, retried every 200 ± 100 ms), pottery's
 //! `Redlock.acquire` (`SET NX`, a random sleep of 0–200 ms between tries) and rslock's
 //! `acquire` (`SET NX`, 3 tries 0–200 ms apart, then again). *semaphore*: the crate's
 //! [`Semaphore`] with capacity 4, each contender taking 1 permit
-//! ([`Semaphore::acquire_within`], in line ([`Order::Fifo`]) and, as a second row, without
-//! a place ([`Order::Any`])), against redis-semaphore's `Semaphore` with limit 4 (its
+//! ([`Semaphore::acquire_within`], without a place ([`Order::Any`]) and, as a second row,
+//! in line ([`Order::Fifo`])), against redis-semaphore's `Semaphore` with limit 4 (its
 //! script, polled every 10 ms). redlock, pottery and rslock have no semaphore. Every side
 //! has one connection per contender and holds for a 10 s lease; each contender loops
 //! acquire → release (nothing in between) until OPS acquisitions were claimed between
@@ -61,51 +62,61 @@
 //! moment hits every side alike. Medians of the rounds; ratios crate ÷ peer (ops/s: above
 //! 1 is faster; µs/op: below 1 costs the server less). Read the ratios, not the digits.
 //!
-//! **A run on a 2-core machine** (shared with other builds; ROUNDS=3 OPS=2000; redis-semaphore
+//! **A run on a 2-core machine** (ROUNDS=2 OPS=1000 CELLS=mutex,semaphore; redis-semaphore
 //! 5.8.0, redlock 4.2.0, pottery 3.0.1, rslock 0.10.0; wake-ups in ms over the holds that
-//! waited; ratios crate ÷ peer, ops/s then server µs/op):
+//! waited; ratios crate ÷ peer, ops/s then server µs/op, and the crate's second row
+//! against its first):
 //!
 //! ```text
-//! cell, side                   ops/s server µs wake p50 wake p99   crate ÷ peer
-//! mutex ×1   crate FairLock    10413      64.0        -        -
-//!            redis-semaphore    5507      38.9        -        -   1.89× ops/s, 1.65× µs
-//!            redlock            4455      50.2        -        -   2.34× ops/s, 1.28× µs
-//!            pottery Redlock    1463      60.1        -        -   7.12× ops/s, 1.07× µs
-//!            rslock             8387      37.4        -        -   1.24× ops/s, 1.71× µs
-//! mutex ×8   crate FairLock     1659     417.1     0.32     0.64
-//!            redis-semaphore    4460      39.5     0.00    10.54   0.37× ops/s, 10.56× µs
-//!            redlock            2035      66.6     0.22    74.81   0.82× ops/s, 6.26× µs
-//!            pottery Redlock     649      76.1     0.50    33.62   2.56× ops/s, 5.48× µs
-//!            rslock             5766      42.6     0.07    46.29   0.29× ops/s, 9.80× µs
-//! mutex ×32  crate FairLock      466    1986.7     1.41     3.03
-//!            redis-semaphore    3307      51.2     0.04    10.81   0.14× ops/s, 38.84× µs
-//!            redlock            2492      50.6     1.22    62.47   0.19× ops/s, 39.24× µs
-//!            pottery Redlock     859      83.6     0.41    15.39   0.54× ops/s, 23.75× µs
-//!            rslock             7411      26.3     1.31    26.31   0.06× ops/s, 75.59× µs
-//! sem ×1     crate Fifo         7832      91.4        -        -
-//!            crate Any          9201      78.3        -        -
-//!            redis-semaphore    5509      44.5        -        -   1.42× ops/s, 2.06× µs
-//! sem ×8     crate Fifo         3071     254.1     0.29     0.91
-//!            crate Any          8861      82.5     0.03     0.33
-//!            redis-semaphore    5480      39.6     0.05     1.37   0.56× ops/s, 6.41× µs
-//! sem ×32    crate Fifo          672     936.0     1.14     4.67
-//!            crate Any          3216     211.5     0.01     1.04
-//!            redis-semaphore    5198      54.9     0.05     1.59   0.13× ops/s, 17.05× µs
-//!
-//! read release, server µs (SLOWLOG)   R=1 26.8   R=10 20.4   R=100 23.1   R=1000 21.5
+//! cell, side                         ops/s server µs wake p50 wake p99  waited client µs       ops    crate ÷ peer
+//! mutex ×1
+//!   crate FairLock (Any)             26222      25.9        -        -       0      12.1 1000/1000
+//!   crate FairLock (Fifo)            25592      26.2        -        -       0      12.5 1000/1000   0.98× ops/s, 1.01× µs of the first row
+//!   redis-semaphore                   6280      20.4        -        -       0     138.8 1000/1000   4.18× ops/s, 1.27× µs
+//!   redlock                           5246      26.0        -        -       0     163.9 1000/1000   5.00× ops/s, 1.00× µs
+//!   pottery Redlock                   2315      40.7        -        -       0     356.2 1000/1000   11.33× ops/s, 0.64× µs
+//!   rslock                           42616      11.6        -        -       0      11.9 1000/1000   0.62× ops/s, 2.24× µs
+//! mutex ×8
+//!   crate FairLock (Any)              9357      72.9     0.00     0.16    1503      40.7 1000/1000
+//!   crate FairLock (Fifo)            10128      71.9     0.05     0.14    1998      26.0 1000/1000   1.08× ops/s, 0.99× µs of the first row
+//!   redis-semaphore                   4352      21.8     0.00    10.42     136     159.8 1000/1000   2.15× ops/s, 3.34× µs
+//!   redlock                           2753      27.7    12.34   102.98      16     177.4 1000/1000   3.40× ops/s, 2.63× µs
+//!   pottery Redlock                   1544      41.5     0.28    89.55      61     398.6 1000/1000   6.06× ops/s, 1.76× µs
+//!   rslock                            5649      12.7    16.10    77.86      14      14.1 1000/1000   1.66× ops/s, 5.75× µs
+//! mutex ×32
+//!   crate FairLock (Any)              8151      79.7     0.00     0.22    1659      45.5 1000/1000
+//!   crate FairLock (Fifo)             8672      78.9     0.06     0.16    1997      31.8 1000/1000   1.06× ops/s, 0.99× µs of the first row
+//!   redis-semaphore                   2820      34.5     0.00    10.33     247     203.8 1000/1000   2.89× ops/s, 2.31× µs
+//!   redlock                           1679      49.7     3.56    60.78      86     229.4 1000/1000   4.85× ops/s, 1.60× µs
+//!   pottery Redlock                    655      88.4     0.54    20.04     431    1004.3 1000/1000   12.45× ops/s, 0.90× µs
+//!   rslock                            4089      15.1     3.82   117.06      73      17.0 1000/1000   1.99× ops/s, 5.26× µs
+//! semaphore ×1
+//!   crate Semaphore (Any)            18059      39.8        -        -       0      13.3 1000/1000
+//!   crate Semaphore (Fifo)           18922      39.3        -        -       0      13.3 1000/1000   1.05× ops/s, 0.99× µs of the first row
+//!   redis-semaphore                   5907      26.6        -        -       0     145.1 1000/1000   3.06× ops/s, 1.50× µs
+//! semaphore ×8
+//!   crate Semaphore (Any)            14090      52.4     0.02     0.27    1968      22.5 1000/1000
+//!   crate Semaphore (Fifo)            8034      88.9     0.11     0.27    1991      36.4 1000/1000   0.57× ops/s, 1.70× µs of the first row
+//!   redis-semaphore                   5578      23.3     0.03     1.77    1765     159.7 1000/1000   2.53× ops/s, 2.25× µs
+//! semaphore ×32
+//!   crate Semaphore (Any)             6995      99.0     0.00     0.25    1991      48.3 1000/1000
+//!   crate Semaphore (Fifo)            6697     106.4     0.13     0.31    1992      43.6 1000/1000   0.96× ops/s, 1.07× µs of the first row
+//!   redis-semaphore                   3827      29.0     0.03     2.85    1836     189.1 1000/1000   1.83× ops/s, 3.41× µs
 //! ```
 //!
-//! Read it so: uncontended, the crate's one-script acquire and release beat every peer's
-//! ops/s but cost the server more per operation (its scripts touch five or six keys where
-//! the peers' `SET NX` touches one). Contended, every release appends to the wake stream
-//! and *every* blocked waiter wakes (`XREAD BLOCK` on one stream) and runs its acquire
-//! again: about C − 1 acquire scripts per operation with C contenders (`evalsha` 29 per
-//! operation at 32, by `INFO commandstats`), so server CPU per operation grows with the
-//! contenders while the polling peers' stays flat (they barge: the releaser takes the
-//! lock again, and few holds ever wait). The wake-ups of the crate stay under 2 ms at p50
-//! and under 5 ms at p99, where the peers' p99 is 10–75 ms. Read release does not grow
-//! with R from 10 to 1,000 (within 6 %); at R = 1 it is the last reader's, which frees the
-//! lock and appends to the wake stream.
+//! Read it so: a release wakes one waiter. Waiters in line block (`BLPOP`) on the turn
+//! key of the one ahead of them, which it rings when it leaves the line, and the barging
+//! waiters on a bell that a release rings once; Redis hands a ring to one blocked client,
+//! so the others send nothing. Three scripts per hold whatever the contenders (the
+//! releaser's release and its next try, the woken waiter's try), so server CPU per
+//! operation is flat from 8 to 32 contenders in both modes, and the fair modes keep up
+//! with the barging ones. Before the bells (every waiter on one wake stream, woken by
+//! every release), the same run gave FairLock 157 and 488 server µs per operation at 8
+//! and 32 contenders and the FIFO semaphore 204 and 759. Uncontended, and against the
+//! peers that barge with `SET NX` under contention, the crate's two scripts per hold (an
+//! acquire and a release, each checking its keys and arguments) cost the server more than
+//! a `SET NX` and a release script: about 2.2× rslock's, which sends the fewest commands.
+//! Read release, with CELLS=read, does not grow with R.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
