@@ -46,7 +46,7 @@ def fair_lock(r: redis.Redis, name: str) -> Hold:
     def hold() -> int:
         token = secrets.token_hex(16)
         granted = wait(r, lambda _: lock.acquire(token, LEASE_MS, PLACE_MS, LIMIT),
-                       lambda reply: reply[0] != 0, ACQUIRE_TIMEOUT_S, token=token)
+                       lambda reply: reply[0] != 0, ACQUIRE_TIMEOUT_S)
         acquired = time.perf_counter_ns()
         if granted is None:
             raise RuntimeError("the FairLock was not granted within a minute")
@@ -69,7 +69,7 @@ def semaphore(place: Any) -> Callable[[redis.Redis, str], Hold]:
         def hold() -> int:
             token = secrets.token_hex(16)
             granted = wait(r, lambda _: permits.acquire(token, 1, LEASE_MS, LIMIT, place=place),
-                           lambda reply: reply[0] is not None, ACQUIRE_TIMEOUT_S, token=token)
+                           lambda reply: reply[0] is not None, ACQUIRE_TIMEOUT_S)
             acquired = time.perf_counter_ns()
             if granted is None:
                 raise RuntimeError("the Semaphore granted no permit within a minute")
