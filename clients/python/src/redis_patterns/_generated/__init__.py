@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_e45cace83bdf"
+LIBRARY = "redis_patterns_v0_1_0_1b8a79ef42f7"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "27bff862ab4a15d7fa375b4a96b77d34d2cefaa5"
+MANIFEST_SHA1 = "47f5fd46a7440cb27ac4b39100b72f946f07d1ec"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
