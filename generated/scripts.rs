@@ -5624,7 +5624,7 @@ pub mod reliable_topic {
     pub static PUBLISH: crate::Script = crate::Script {
         name: "reliable_topic/publish",
         path: "scripts/reliable_topic/publish.lua",
-        sha1: "9ffe91348dfbca681248d3098aebb1479bebcbeb",
+        sha1: "959b5517ec9e0814863c78d286968ae803687893",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/publish.lua")),
         flags: &[],
         summary: "Publishes a message: its id and number.",
@@ -5659,7 +5659,7 @@ pub mod reliable_topic {
     #[doc = " reads nothing while its lease lasts; `ack.lua` trims it to what the slowest live"]
     #[doc = " subscription still needs."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `9ffe91348dfbca681248d3098aebb1479bebcbeb`)."]
+    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `959b5517ec9e0814863c78d286968ae803687893`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]

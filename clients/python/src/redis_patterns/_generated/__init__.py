@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_1b8a79ef42f7"
+LIBRARY = "redis_patterns_v0_1_0_365ba08bcc15"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "47f5fd46a7440cb27ac4b39100b72f946f07d1ec"
+MANIFEST_SHA1 = "e3ed789d35c66f4cddb70fa294396a4e837330cc"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
