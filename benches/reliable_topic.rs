@@ -64,15 +64,40 @@
 //!
 //! Publishes a second of `ReliableTopic::publish` with 1, 10 and 100 subscriptions, of a
 //! plain `PUBLISH` with as many connections subscribed to its channel (`SUBSCRIBE`, their
-//! pushes drained by one thread), and of a bare `XADD` (no cap, no number), with a 100-byte
-//! payload: `OPS` (2,000) per connection, on 1 and 8 connections, one per round trip and
-//! pipelined by 50. The ways take turns round by round (`ROUNDS`, 3), so a noisy moment
-//! hits them alike; read the ratios. The topic's subscriptions are registered but idle:
-//! a publish never looks at them (their reading costs polls, not publishes), while
-//! `PUBLISH` writes to every subscriber inside the call. The second table is the server's
-//! CPU time per publish (`INFO cpu`, network included). Clients, drain thread and server
-//! share the machine's cores: on a small machine the rates are the client's limits as
-//! much as the server's, and the CPU table is the steadier comparison.
+//! pushes drained by one thread), of a bare `XADD` (no cap, no number), and of an
+//! `EVALSHA` whose script is that one `XADD` with the topic's cap and fields and nothing
+//! else (*script*: the floor under any script that appends to a stream; *s÷XADD*, its
+//! ratio to the bare one), with a 100-byte payload: `OPS` (2,000) per connection, on 1
+//! and 8 connections, one per round trip and pipelined by 50. The ways take turns round
+//! by round (`ROUNDS`, 3), so a noisy moment hits them alike; read the ratios. The
+//! topic's subscriptions are registered but idle: a publish never looks at them (their
+//! reading costs polls, not publishes), while `PUBLISH` writes to every subscriber inside
+//! the call. The second table is the server's CPU time per publish (`INFO cpu`, network
+//! included). Clients, drain thread and server share the machine's cores: on a small
+//! machine the rates are the client's limits as much as the server's, and the CPU table
+//! is the steadier comparison.
+//!
+//! **A run on a 2-core machine** (shared with other builds and tests; `ROUNDS=5
+//! OPS=5000`, redis-server 7.0.15), server CPU µs per publish, pipelined by 50:
+//!
+//! ```text
+//! conns  subs   topic  XADD  script  t÷XADD  s÷XADD   topic before  t÷XADD before
+//!     1     1    6.56  1.00    3.26   6.55×   3.26×           8.02          5.94×
+//!     8     1    6.74  0.98    3.31   6.88×   3.38×           7.15          7.06×
+//!     1    10    7.02  1.03    3.49   6.81×   3.39×           7.85          5.75×
+//!     8    10    6.97  0.99    3.43   7.08×   3.48×           7.32          7.32×
+//!     1   100    7.16  0.99    3.53   7.25×   3.58×           8.73          8.24×
+//!     8   100    7.07  1.01    3.46   7.02×   3.44×           8.14          7.70×
+//! ```
+//!
+//! (*before*: the previous `publish.lua`, which read `XLEN` before its first write and
+//! `SET` the number, run by this bench's previous version just before.) Read it so: a
+//! publish costs the same with 1 and with 100 subscriptions, about 1 µs less than before;
+//! but an `EVALSHA` that does nothing but the `XADD` already costs about 3.4 bare ones
+//! (2.4 to 3.7 over two runs), so no script that also checks its input and numbers the
+//! message gets within 3× of a bare `XADD` on this server. What a publish adds to that
+//! floor is the generated checks of its keys and cap (≈ 1.2 µs) and its number (`GET`
+//! of `seq` checked, then `INCR`: ≈ 1 µs).
 //!
 //! Not measured here: what the trimming costs when the slowest subscription goes away.
 //! An `unsubscribe` (or a lapsed lease's drop) trims nothing; the stream keeps that
@@ -83,8 +108,8 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -665,11 +690,19 @@ fn poll_cost() {
 
 const PIPE: usize = 50;
 
+/// The floor under any script that publishes to a stream: an `EVALSHA` whose script is
+/// that one `XADD` (the topic's cap and fields, no number, no checks).
+const XADD_SCRIPT: &str =
+    "return redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'n', '1', 'm', ARGV[2])";
+static XADD_SCRIPT_SHA1: LazyLock<String> =
+    LazyLock::new(|| sha1_smol::Sha1::from(XADD_SCRIPT).digest().to_string());
+
 #[derive(Clone, Copy, PartialEq)]
 enum Way {
     Topic,
     Publish,
     Xadd,
+    XaddScript,
 }
 
 fn publish_calls(
@@ -695,19 +728,27 @@ fn publish_calls(
                 }
                 batch.run(con).unwrap();
             }
-            Way::Publish | Way::Xadd => {
+            Way::Publish | Way::Xadd | Way::XaddScript => {
                 let mut pipe = redis::pipe();
                 for _ in 0..n {
-                    if way == Way::Publish {
-                        pipe.cmd("PUBLISH").arg(channel).arg(payload).ignore();
-                    } else {
-                        pipe.cmd("XADD")
+                    match way {
+                        Way::Publish => pipe.cmd("PUBLISH").arg(channel).arg(payload).ignore(),
+                        Way::Xadd => pipe
+                            .cmd("XADD")
                             .arg("bench:bare")
                             .arg("*")
                             .arg("m")
                             .arg(payload)
-                            .ignore();
-                    }
+                            .ignore(),
+                        _ => pipe
+                            .cmd("EVALSHA")
+                            .arg(&*XADD_SCRIPT_SHA1)
+                            .arg(1)
+                            .arg("{bench:floor}:stream")
+                            .arg(10_000_000)
+                            .arg(payload)
+                            .ignore(),
+                    };
                 }
                 pipe.exec(con).unwrap();
             }
@@ -788,6 +829,12 @@ fn publish_throughput() {
     let server = server::RedisProcess::start(&[]);
     let mut con = server.connection();
     redis_patterns::load_all(&mut con).unwrap();
+    let loaded: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(XADD_SCRIPT)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(loaded, *XADD_SCRIPT_SHA1);
     let payload = "x".repeat(100);
     println!(
         "publish throughput: {ops} publishes per connection, {rounds} rounds, 100-byte payload"
@@ -807,7 +854,12 @@ fn publish_throughput() {
         for (threads, per) in [(1usize, 1usize), (8, 1), (1, PIPE), (8, PIPE)] {
             let mut totals: HashMap<u8, (Duration, u64)> = HashMap::new();
             for _ in 0..rounds {
-                for (key, way) in [(0u8, Way::Topic), (1, Way::Publish), (2, Way::Xadd)] {
+                for (key, way) in [
+                    (0u8, Way::Topic),
+                    (1, Way::Publish),
+                    (2, Way::Xadd),
+                    (3, Way::XaddScript),
+                ] {
                     let cpu = server_us(&mut con);
                     let t = Instant::now();
                     thread::scope(|scope| {
@@ -834,8 +886,8 @@ fn publish_throughput() {
                 subs,
                 threads,
                 per,
-                [rate(0), rate(1), rate(2)],
-                [cpu(0), cpu(1), cpu(2)],
+                [rate(0), rate(1), rate(2), rate(3)],
+                [cpu(0), cpu(1), cpu(2), cpu(3)],
             ));
         }
         stop.store(true, Ordering::Relaxed);
@@ -854,33 +906,45 @@ fn publish_throughput() {
         )
     };
     println!(
-        "{:<22} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9}",
-        "publishes/s", "subs", "topic", "PUBLISH", "XADD", "t÷PUB", "t÷XADD"
+        "{:<22} {:>5} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "publishes/s", "subs", "topic", "PUBLISH", "XADD", "script", "t÷PUB", "t÷XADD", "s÷XADD"
     );
     for (subs, threads, per, r, _) in &rates {
         println!(
-            "{:<22} {subs:>5} {:>10.0} {:>10.0} {:>10.0} {:>8.2}× {:>8.2}×",
+            "{:<22} {subs:>5} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>8.2}× {:>8.2}× {:>8.2}×",
             flow(*threads, *per),
             r[0],
             r[1],
             r[2],
+            r[3],
             r[0] / r[1],
-            r[0] / r[2]
+            r[0] / r[2],
+            r[3] / r[2]
         );
     }
     println!(
-        "\n{:<22} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9}",
-        "server CPU µs/publish", "subs", "topic", "PUBLISH", "XADD", "t÷PUB", "t÷XADD"
+        "\n{:<22} {:>5} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "server CPU µs/publish",
+        "subs",
+        "topic",
+        "PUBLISH",
+        "XADD",
+        "script",
+        "t÷PUB",
+        "t÷XADD",
+        "s÷XADD"
     );
     for (subs, threads, per, _, c) in &rates {
         println!(
-            "{:<22} {subs:>5} {:>10.2} {:>10.2} {:>10.2} {:>8.2}× {:>8.2}×",
+            "{:<22} {subs:>5} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>8.2}× {:>8.2}× {:>8.2}×",
             flow(*threads, *per),
             c[0],
             c[1],
             c[2],
+            c[3],
             c[0] / c[1],
-            c[0] / c[2]
+            c[0] / c[2],
+            c[3] / c[2]
         );
     }
     println!(

@@ -388,21 +388,25 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "bloom/add",
-            input: "50 new items, 30 hashes each, into a new partition of 2^24 bits",
+            input: "the most items a call takes (`MAX_ITEMS_PER_CALL`), new, 30 hashes each, into a new partition of 2^24 bits",
             setup: |_, _| {},
             keys: Keys::of("bloom/add", BLOOM),
             args: strings(
                 ["388965", "1000000000", "1", "0"]
                     .map(String::from)
                     .into_iter()
-                    .chain((0..50).map(|i| format!("item:{i}"))),
+                    .chain(
+                        (0..redis_patterns::bloom::MAX_ITEMS_PER_CALL).map(|i| format!("item:{i}")),
+                    ),
             ),
         },
         Case {
             script: "bloom/check",
-            input: "50 items, 30 hashes each, in a partition of 2^24 bits",
+            input: "the most items a call takes, all added (every bit read), 30 hashes each, in a partition of 2^24 bits",
             setup: |con, k| {
-                let items: Vec<String> = (0..50).map(|i| format!("item:{i}")).collect();
+                let items: Vec<String> = (0..redis_patterns::bloom::MAX_ITEMS_PER_CALL)
+                    .map(|i| format!("item:{i}"))
+                    .collect();
                 redis_patterns::bloom::BloomFilter::new(k.value("filter"), 388_965, 1_000_000_000)
                     .unwrap()
                     .add(&items)
@@ -414,7 +418,9 @@ fn cases() -> Vec<Case> {
                 ["388965", "1000000000", "1", "0"]
                     .map(String::from)
                     .into_iter()
-                    .chain((0..50).map(|i| format!("item:{i}"))),
+                    .chain(
+                        (0..redis_patterns::bloom::MAX_ITEMS_PER_CALL).map(|i| format!("item:{i}")),
+                    ),
             ),
         },
         Case {

@@ -714,11 +714,11 @@ pub mod bloom {
     pub static ADD: crate::Script = crate::Script {
         name: "bloom/add",
         path: "scripts/bloom/add.lua",
-        sha1: "e979c142fae004cb9fd3e9714e183e3c1821a21d",
+        sha1: "0cbcae6bc8f95bc68cec629956aa3abf49ada0fc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
         flags: &[],
         summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
-        description: "Beyond the books: a Bloom filter that any language shares by its name and raw bytes.\nThe script hashes each item itself (its SHA-1, as `item_bits` below says), and\ncomputes the filter's size from `capacity` and `one_in`, so a Python, Node or Rust\nclient needs nothing but this file and the parameters. The parameters are stored with\nthe filter on its first add and checked on every call: a call with others answers\nBAD_PARAMS and changes nothing, never a wrong answer. A filter larger than one\npartition is split into `partitions` partitions, each of its own hash tag (partition\ni of filter `<name>` is named `<name>:<i>`, and `<name>` itself when there is one),\nso that they spread over a cluster; an item belongs to the partition its SHA-1 names,\nand every item of a call must belong to `partition`. An item is new when it set at\nleast one bit; the filter counts those in `added` (an estimate of the items added,\nlow by the items that were false positives when they were added).",
+        description: "Beyond the books: a Bloom filter that any language shares by its name and raw bytes.\nThe script hashes each item itself (its SHA-1, as `item_place` below says), and\ncomputes the filter's size from `capacity` and `one_in`, so a Python, Node or Rust\nclient needs nothing but this file and the parameters. The parameters are stored with\nthe filter on its first add and checked on every call: a call with others answers\nBAD_PARAMS and changes nothing, never a wrong answer. A filter larger than one\npartition is split into `partitions` partitions, each of its own hash tag (partition\ni of filter `<name>` is named `<name>:<i>`, and `<name>` itself when there is one),\nso that they spread over a cluster; an item belongs to the partition its SHA-1 names,\nand every item of a call must belong to `partition`. An item is new when it set at\nleast one bit; the filter counts those in `added` (an estimate of the items added,\nlow by the items that were false positives when they were added).",
         keys: &[
             crate::Param { name: "params", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, one_in, partitions, partition, m, k, added: checked on every call", template: Some(&keys::PARAMS) },
             crate::Param { name: "bits", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the bitmap of m bits (at most 2^24: 2 MiB)", template: Some(&keys::BITS) },
@@ -728,11 +728,11 @@ pub mod bloom {
             crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
             crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
             crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
-            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(50) }, rule: crate::Rule::Any, doc: "the items to add", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to add", template: None },
         ],
         returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it was new, 0 when it may have been added before" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 54 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
             crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
             crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
@@ -751,7 +751,7 @@ pub mod bloom {
     #[doc = " Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old."]
     #[doc = ""]
     #[doc = " Beyond the books: a Bloom filter that any language shares by its name and raw bytes."]
-    #[doc = " The script hashes each item itself (its SHA-1, as `item_bits` below says), and"]
+    #[doc = " The script hashes each item itself (its SHA-1, as `item_place` below says), and"]
     #[doc = " computes the filter's size from `capacity` and `one_in`, so a Python, Node or Rust"]
     #[doc = " client needs nothing but this file and the parameters. The parameters are stored with"]
     #[doc = " the filter on its first add and checked on every call: a call with others answers"]
@@ -763,7 +763,7 @@ pub mod bloom {
     #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
     #[doc = " low by the items that were false positives when they were added)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `e979c142fae004cb9fd3e9714e183e3c1821a21d`)."]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `0cbcae6bc8f95bc68cec629956aa3abf49ada0fc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -774,12 +774,12 @@ pub mod bloom {
     #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
     #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
     #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
-    #[doc = " - `items` (`bytes...`, 1 to 50 values): the items to add"]
+    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to add"]
     #[doc = ""]
     #[doc = " Returns (`[int]`): per item, in order: 1 when it was new, 0 when it may have been added before"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 54 arguments"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
     #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
     #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
     #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
@@ -800,7 +800,7 @@ pub mod bloom {
     pub static CHECK: crate::Script = crate::Script {
         name: "bloom/check",
         path: "scripts/bloom/check.lua",
-        sha1: "3c768dbca4229df60e412c991f472cf47d25fe28",
+        sha1: "05d91d0063cd50dfb703b5be9e73a849cec20ce0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
         flags: &["no-writes", ],
         summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
@@ -814,11 +814,11 @@ pub mod bloom {
             crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
             crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
             crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
-            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(50) }, rule: crate::Rule::Any, doc: "the items to check", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to check", template: None },
         ],
         returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it may have been added, 0 when it was not" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 54 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
             crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
             crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
@@ -841,7 +841,7 @@ pub mod bloom {
     #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
     #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `3c768dbca4229df60e412c991f472cf47d25fe28`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `05d91d0063cd50dfb703b5be9e73a849cec20ce0`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -852,12 +852,12 @@ pub mod bloom {
     #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
     #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
     #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
-    #[doc = " - `items` (`bytes...`, 1 to 50 values): the items to check"]
+    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to check"]
     #[doc = ""]
     #[doc = " Returns (`[int]`): per item, in order: 1 when it may have been added, 0 when it was not"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 54 arguments"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
     #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
     #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
     #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
@@ -5654,7 +5654,7 @@ pub mod reliable_topic {
     pub static PUBLISH: crate::Script = crate::Script {
         name: "reliable_topic/publish",
         path: "scripts/reliable_topic/publish.lua",
-        sha1: "9ffe91348dfbca681248d3098aebb1479bebcbeb",
+        sha1: "959b5517ec9e0814863c78d286968ae803687893",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/publish.lua")),
         flags: &[],
         summary: "Publishes a message: its id and number.",
@@ -5689,7 +5689,7 @@ pub mod reliable_topic {
     #[doc = " reads nothing while its lease lasts; `ack.lua` trims it to what the slowest live"]
     #[doc = " subscription still needs."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `9ffe91348dfbca681248d3098aebb1479bebcbeb`)."]
+    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `959b5517ec9e0814863c78d286968ae803687893`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]

@@ -23,7 +23,9 @@
 //! there is one); [`add_all`](BloomFilter::add_all) and
 //! [`contains_all`](BloomFilter::contains_all) split any items by partition, a call (a
 //! round trip) per partition and per [`MAX_ITEMS_PER_CALL`] items: an item costs up to 30
-//! bit operations (at 1 in 10^9), so 50 items keep a call within a few milliseconds.
+//! bit operations (at 1 in 10^9), so a call stays within a few milliseconds. An add sets
+//! each of an item's k bits; a check reads them up to the first 0, so an item never added
+//! costs about one bit in a filter below its capacity.
 //!
 //! **Count.** Each partition counts the items that were new when added (that set at
 //! least one bit): [`count`](BloomFilter::count) sums them, an estimate low by the items
@@ -82,7 +84,7 @@ use crate::scripts;
 /// The most bits one partition holds (2 MiB).
 pub const MAX_PARTITION_BITS: u64 = 1 << 24;
 /// The most items one call takes (the `items` bound of `bloom/add` and `bloom/check`).
-pub const MAX_ITEMS_PER_CALL: usize = 50;
+pub const MAX_ITEMS_PER_CALL: usize = 100;
 
 /// A Bloom filter shared by name (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -54,27 +54,19 @@ local function held_filter(params_key, bits_key, want, want_m, want_k)
   return tonumber(held[7])
 end
 
--- The bit offsets of `item` in a partition of `of_m` bits with `of_k` hashes, from its SHA-1
--- (h1 = its first 48 bits, h2 = the next 48, as hex digits 1-12 and 13-24): h1 + i × h2
--- mod m, for i from 0 to k - 1 (h2 mod m taken as 1 when it is 0), as BITFIELD
--- arguments (`op`, u1, offset[, 1] per bit). Second, its partition: the SHA-1's hex digits
--- 25-32 as a number, mod the number of partitions.
-local function item_bits(item, of_m, of_k, of_partitions, op)
+-- Where `item` lies in a partition of `of_m` bits, from its SHA-1 as 40 hex digits: its
+-- first bit h1 (digits 1-12 as a number, mod m) and its step h2 (digits 13-24, mod m; 1
+-- when that is 0), its k bits being h1 + i × h2 mod m for i from 0 to k - 1; third, its
+-- partition, digits 25-32 mod `of_partitions` (0, not read, when there is one).
+local function item_place(item, of_m, of_partitions)
   local sha = redis.sha1hex(item)
-  local at = tonumber(string.sub(sha, 1, 12), 16) % of_m
   local step = tonumber(string.sub(sha, 13, 24), 16) % of_m
   if step == 0 then
     step = 1
   end
-  local args = {}
-  for _ = 1, of_k do
-    args[#args + 1] = op
-    args[#args + 1] = 'u1'
-    args[#args + 1] = at
-    if op == 'SET' then
-      args[#args + 1] = 1
-    end
-    at = (at + step) % of_m
+  local its_partition = 0
+  if of_partitions > 1 then
+    its_partition = tonumber(string.sub(sha, 25, 32), 16) % of_partitions
   end
-  return args, tonumber(string.sub(sha, 25, 32), 16) % of_partitions
+  return tonumber(string.sub(sha, 1, 12), 16) % of_m, step, its_partition
 end

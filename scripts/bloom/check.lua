@@ -11,9 +11,9 @@
 --- @arg one_in uint 2..=10^9        the false-positive rate at `capacity` items: 1 in `one_in`
 --- @arg partitions uint 1..=1024    how many partitions the filter has
 --- @arg partition uint 0..=1023     which one this is: below `partitions`
---- @arg items bytes... 1..=50       the items to check
+--- @arg items bytes... 1..=100      the items to check
 --- @return [int]                    per item, in order: 1 when it may have been added, 0 when it was not
---- @error BAD_ARGS       not 2 keys and from 5 to 54 arguments
+--- @error BAD_ARGS       not 2 keys and from 5 to 104 arguments
 --- @error BAD_PARTITION  not an integer within its range, not below `partitions`, or an item of another partition
 --- @error BAD_CAPACITY   not an integer within its range, or a partition would need over 2^24 bits: use more
 --- @error BAD_ONE_IN     not an integer within its range
@@ -22,7 +22,7 @@
 --- @error BAD_PARAMS     the filter was made with another capacity, rate or partitioning
 --- @error BAD_FILTER     `params` holds a field these scripts never write, or a foreign value (or `bits` does)
 --- @error BAD_BITS       `bits` holds something other than a string
---- @uses filter_shape held_filter item_bits
+--- @uses filter_shape held_filter item_place
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; bloom/_shared.lua of the scripts folder).
@@ -94,35 +94,27 @@ local function held_filter(params_key, bits_key, want, want_m, want_k)
   end
   return tonumber(held[7])
 end
--- The bit offsets of `item` in a partition of `of_m` bits with `of_k` hashes, from its SHA-1
--- (h1 = its first 48 bits, h2 = the next 48, as hex digits 1-12 and 13-24): h1 + i × h2
--- mod m, for i from 0 to k - 1 (h2 mod m taken as 1 when it is 0), as BITFIELD
--- arguments (`op`, u1, offset[, 1] per bit). Second, its partition: the SHA-1's hex digits
--- 25-32 as a number, mod the number of partitions.
-local function item_bits(item, of_m, of_k, of_partitions, op)
+-- Where `item` lies in a partition of `of_m` bits, from its SHA-1 as 40 hex digits: its
+-- first bit h1 (digits 1-12 as a number, mod m) and its step h2 (digits 13-24, mod m; 1
+-- when that is 0), its k bits being h1 + i × h2 mod m for i from 0 to k - 1; third, its
+-- partition, digits 25-32 mod `of_partitions` (0, not read, when there is one).
+local function item_place(item, of_m, of_partitions)
   local sha = redis.sha1hex(item)
-  local at = tonumber(string.sub(sha, 1, 12), 16) % of_m
   local step = tonumber(string.sub(sha, 13, 24), 16) % of_m
   if step == 0 then
     step = 1
   end
-  local args = {}
-  for _ = 1, of_k do
-    args[#args + 1] = op
-    args[#args + 1] = 'u1'
-    args[#args + 1] = at
-    if op == 'SET' then
-      args[#args + 1] = 1
-    end
-    at = (at + step) % of_m
+  local its_partition = 0
+  if of_partitions > 1 then
+    its_partition = tonumber(string.sub(sha, 25, 32), 16) % of_partitions
   end
-  return args, tonumber(string.sub(sha, 25, 32), 16) % of_partitions
+  return tonumber(string.sub(sha, 1, 12), 16) % of_m, step, its_partition
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 54 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 104 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local params = KEYS[1]
 local bits = KEYS[2]
@@ -164,10 +156,12 @@ if err then
   return err
 end
 
-local found = {}
+-- An item's bits one GETBIT at a time, up to its first 0: in a filter below its capacity
+-- most bits are 0, so an item never added most often costs one bit rather than k. Each
+-- bit as text, by string.format's %d: Redis 7.0 formats a Lua number with %.17g, slower.
+local found, format = {}, string.format
 for i = 1, #ARGV - 4 do
-  local item = ARGV[i + 4]
-  local args, its_partition = item_bits(item, m, k, partitions, 'GET')
+  local at, step, its_partition = item_place(ARGV[i + 4], m, partitions)
   if its_partition ~= partition then
     return redis.error_reply('BAD_PARTITION item ' .. i .. ' belongs to partition ' .. its_partition
       .. ', not ' .. partition)
@@ -175,10 +169,12 @@ for i = 1, #ARGV - 4 do
   found[i] = 0
   if added then
     found[i] = 1
-    for _, bit in ipairs(redis.call('BITFIELD_RO', bits, unpack(args))) do
-      if bit == 0 then
+    for _ = 1, k do
+      if redis.call('GETBIT', bits, format('%d', at)) == 0 then
         found[i] = 0
+        break
       end
+      at = (at + step) % m
     end
   end
 end

@@ -75,9 +75,10 @@ local last, err = last_number(seq)
 if err then
   return err
 end
--- XLEN first: a `stream` of another type fails here, before `seq` moves.
-redis.call('XLEN', stream)
+-- XADD before `seq` moves: a `stream` of another type fails there, before any write. The
+-- cap as the caller sent it (checked above): Redis 7.0 formats a Lua number with %.17g.
+-- INCR, then, makes `seq` `last` + 1, cheaper than a SET of the number.
 local number = last + 1
-redis.call('SET', seq, number)
-local id = redis.call('XADD', stream, 'MAXLEN', cap, '*', 'n', number, 'm', payload)
+local id = redis.call('XADD', stream, 'MAXLEN', ARGV[1], '*', 'n', number, 'm', payload)
+redis.call('INCR', seq)
 return {id, number}

@@ -33,8 +33,8 @@ KEY_BITS = _rt.Form("bloom", "{<filter>}:bits", (_rt.Tag((_rt.Value("filter"),))
 ADD = _rt.Script(
     "bloom/add",
     path="scripts/bloom/add.lua",
-    sha1="e979c142fae004cb9fd3e9714e183e3c1821a21d",
-    function="rp_v0_1_0_eb59b3035ceb__bloom__add",
+    sha1="0cbcae6bc8f95bc68cec629956aa3abf49ada0fc",
+    function="rp_v0_1_0_e89c99a90b8e__bloom__add",
     read_only=False,
     keys=(2, 2),
     key_names=("params", "bits"),
@@ -43,7 +43,7 @@ ADD = _rt.Script(
         _rt.Param("one_in", "uint", "BAD_ONE_IN", low=2, high=1000000000),
         _rt.Param("partitions", "uint", "BAD_PARTITIONS", low=1, high=1024),
         _rt.Param("partition", "uint", "BAD_PARTITION", low=0, high=1023),
-        _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=50),
+        _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=100),
     ),
     errors=("BAD_ARGS", "BAD_PARTITION", "BAD_CAPACITY", "BAD_ONE_IN", "BAD_PARTITIONS", "BAD_KEYS", "BAD_PARAMS", "BAD_FILTER", "BAD_BITS"),
 )
@@ -69,7 +69,7 @@ def add(
     old.
 
     Beyond the books: a Bloom filter that any language shares by its name and raw bytes.
-    The script hashes each item itself (its SHA-1, as `item_bits` below says), and
+    The script hashes each item itself (its SHA-1, as `item_place` below says), and
     computes the filter's size from `capacity` and `one_in`, so a Python, Node or Rust
     client needs nothing but this file and the parameters. The parameters are stored with
     the filter on its first add and checked on every call: a call with others answers
@@ -94,7 +94,7 @@ def add(
             `one_in`
         partitions (`uint`, from 1 to 1024): how many partitions the filter has
         partition (`uint`, from 0 to 1023): which one this is: below `partitions`
-        items (`bytes...`, 1 to 50 values): the items to add
+        items (`bytes...`, 1 to 100 values): the items to add
 
     Returns:
         `[int]`: per item, in order: 1 when it was new, 0 when it may have been added before
@@ -102,7 +102,7 @@ def add(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 2 keys and from 5 to 54 arguments
+            BAD_ARGS: not 2 keys and from 5 to 104 arguments
             BAD_PARTITION: not an integer within its range, not below `partitions`, or an item of
                 another partition
             BAD_CAPACITY: not an integer within its range, or a partition would need over 2^24 bits:
@@ -124,8 +124,8 @@ def add(
 CHECK = _rt.Script(
     "bloom/check",
     path="scripts/bloom/check.lua",
-    sha1="3c768dbca4229df60e412c991f472cf47d25fe28",
-    function="rp_v0_1_0_eb59b3035ceb__bloom__check",
+    sha1="05d91d0063cd50dfb703b5be9e73a849cec20ce0",
+    function="rp_v0_1_0_e89c99a90b8e__bloom__check",
     read_only=True,
     keys=(2, 2),
     key_names=("params", "bits"),
@@ -134,7 +134,7 @@ CHECK = _rt.Script(
         _rt.Param("one_in", "uint", "BAD_ONE_IN", low=2, high=1000000000),
         _rt.Param("partitions", "uint", "BAD_PARTITIONS", low=1, high=1024),
         _rt.Param("partition", "uint", "BAD_PARTITION", low=0, high=1023),
-        _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=50),
+        _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=100),
     ),
     errors=("BAD_ARGS", "BAD_PARTITION", "BAD_CAPACITY", "BAD_ONE_IN", "BAD_PARTITIONS", "BAD_KEYS", "BAD_PARAMS", "BAD_FILTER", "BAD_BITS"),
 )
@@ -177,7 +177,7 @@ def check(
             `one_in`
         partitions (`uint`, from 1 to 1024): how many partitions the filter has
         partition (`uint`, from 0 to 1023): which one this is: below `partitions`
-        items (`bytes...`, 1 to 50 values): the items to check
+        items (`bytes...`, 1 to 100 values): the items to check
 
     Returns:
         `[int]`: per item, in order: 1 when it may have been added, 0 when it was not
@@ -185,7 +185,7 @@ def check(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 2 keys and from 5 to 54 arguments
+            BAD_ARGS: not 2 keys and from 5 to 104 arguments
             BAD_PARTITION: not an integer within its range, not below `partitions`, or an item of
                 another partition
             BAD_CAPACITY: not an integer within its range, or a partition would need over 2^24 bits:
@@ -208,7 +208,7 @@ INFO = _rt.Script(
     "bloom/info",
     path="scripts/bloom/info.lua",
     sha1="5c35b3fd54163c12d2f57f014a1253f96252c3f5",
-    function="rp_v0_1_0_eb59b3035ceb__bloom__info",
+    function="rp_v0_1_0_e89c99a90b8e__bloom__info",
     read_only=True,
     keys=(2, 2),
     key_names=("params", "bits"),
@@ -295,7 +295,7 @@ class Bloom:
         old.
 
         Beyond the books: a Bloom filter that any language shares by its name and raw bytes.
-        The script hashes each item itself (its SHA-1, as `item_bits` below says), and
+        The script hashes each item itself (its SHA-1, as `item_place` below says), and
         computes the filter's size from `capacity` and `one_in`, so a Python, Node or Rust
         client needs nothing but this file and the parameters. The parameters are stored with
         the filter on its first add and checked on every call: a call with others answers
@@ -320,7 +320,7 @@ class Bloom:
                 `one_in`
             partitions (`uint`, from 1 to 1024): how many partitions the filter has
             partition (`uint`, from 0 to 1023): which one this is: below `partitions`
-            items (`bytes...`, 1 to 50 values): the items to add
+            items (`bytes...`, 1 to 100 values): the items to add
 
         Returns:
             `[int]`: per item, in order: 1 when it was new, 0 when it may have been added before
@@ -328,7 +328,7 @@ class Bloom:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 2 keys and from 5 to 54 arguments
+                BAD_ARGS: not 2 keys and from 5 to 104 arguments
                 BAD_PARTITION: not an integer within its range, not below `partitions`, or an item
                     of another partition
                 BAD_CAPACITY: not an integer within its range, or a partition would need over 2^24
@@ -383,7 +383,7 @@ class Bloom:
                 `one_in`
             partitions (`uint`, from 1 to 1024): how many partitions the filter has
             partition (`uint`, from 0 to 1023): which one this is: below `partitions`
-            items (`bytes...`, 1 to 50 values): the items to check
+            items (`bytes...`, 1 to 100 values): the items to check
 
         Returns:
             `[int]`: per item, in order: 1 when it may have been added, 0 when it was not
@@ -391,7 +391,7 @@ class Bloom:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 2 keys and from 5 to 54 arguments
+                BAD_ARGS: not 2 keys and from 5 to 104 arguments
                 BAD_PARTITION: not an integer within its range, not below `partitions`, or an item
                     of another partition
                 BAD_CAPACITY: not an integer within its range, or a partition would need over 2^24
