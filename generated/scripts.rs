@@ -7429,11 +7429,11 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "28227dea14bb0adfc60d1e69558606a11cdf0d09",
+        sha1: "3a98f94959eb51cd1d74764438ce63e8ac01a5fe",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
-        description: "Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust\n`Semaphore` derives them as `{name}:state`, …). Its capacity is set by\n`set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is\n`token` -> its deadline (server clock) in `leases` and `token` -> its permits in\n`held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease\nran out are reclaimed (their permits come back), and up to `limit` waiting places\nwhose lease ran out are dropped, anywhere in the queue. A token that holds permits\nalready gets its lease renewed, so a call sent again is answered as the first was.\nOtherwise the permits are granted when `used` + `n` is at most the capacity and no\nlive waiting request is ahead (`token` is first in `queue`, or no one waits): a\nrequest never passes one that waits in line, so a request for 5 is not starved by a\nstream of requests for 1. Lowering the capacity below `used` drains: holders keep\ntheir permits, and nothing is granted until enough come back. With `place`, a request\nthat is not granted takes a place in `queue` (or keeps its own) for `place` ms; each\ncall renews it, and a waiter that stops calling loses it. Without `place` it takes\nnone, and gives up one it held; it is noted in `places` for two seconds instead (the\nlongest it blocks, twice), so that a release knows to ring for it. A caller that is\nnot granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls\nagain: on the turn key of the one just ahead of it in line, which that one rings when\nit leaves the line; or, first in line or out of line, on the bell, which a release, a\nreclaimed lease or a capacity raise rings once while someone waits. A caller granted\nfrom the line rings its own turn key for the one behind it, and one granted with\npermits to spare rings the bell while others wait, so a freed batch of permits goes\nround one waiter at a time. A dropped place wakes nobody: the reply's ms already\nend at the earliest place or lease that can lapse.",
+        description: "Beyond the books. A semaphore is the keys below (a turn key per waiting token), in\none hash slot (the Rust `Semaphore` derives them as `{name}:state`, …). Its capacity\nis set by `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is\n`token` -> its deadline (server clock) in `leases` and `token` -> its permits in\n`held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease\nran out are reclaimed (their permits come back), and up to `limit` waiting places\nwhose lease ran out are dropped, anywhere in the queue. A token that holds permits\nalready gets its lease renewed, so a call sent again is answered as the first was.\nOtherwise the permits are granted when `used` + `n` is at most the capacity and no\nlive waiting request is ahead (`token` is first in `queue`, or no one waits): a\nrequest never passes one that waits in line, so a request for 5 is not starved by a\nstream of requests for 1. Lowering the capacity below `used` drains: holders keep\ntheir permits, and nothing is granted until enough come back. With `place`, a request\nthat is not granted takes a place in `queue` (or keeps its own) for `place` ms; each\ncall renews it, and a waiter that stops calling loses it. Without `place` it takes\nnone, and gives up one it held; it is noted in `places` for two seconds instead (the\nlongest it blocks, twice), so that a release knows to ring for it. A caller that is\nnot granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls\nagain: on the turn key of the one just ahead of it in line, which that one rings when\nit leaves the line; or, first in line or out of line, on the bell, which a release, a\nreclaimed lease or a capacity raise rings once while someone waits. A caller granted\nfrom the line rings its own turn key for the one behind it, and one granted with\npermits to spare rings the bell while others wait, so a freed batch of permits goes\nround one waiter at a time. A dropped place wakes nobody: the reply's ms already\nend at the earliest place or lease that can lapse.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
             crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
@@ -7471,9 +7471,9 @@ pub mod semaphore {
 
     #[doc = " Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again."]
     #[doc = ""]
-    #[doc = " Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust"]
-    #[doc = " `Semaphore` derives them as `{name}:state`, …). Its capacity is set by"]
-    #[doc = " `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is"]
+    #[doc = " Beyond the books. A semaphore is the keys below (a turn key per waiting token), in"]
+    #[doc = " one hash slot (the Rust `Semaphore` derives them as `{name}:state`, …). Its capacity"]
+    #[doc = " is set by `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is"]
     #[doc = " `token` -> its deadline (server clock) in `leases` and `token` -> its permits in"]
     #[doc = " `held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease"]
     #[doc = " ran out are reclaimed (their permits come back), and up to `limit` waiting places"]
@@ -7497,7 +7497,7 @@ pub mod semaphore {
     #[doc = " round one waiter at a time. A dropped place wakes nobody: the reply's ms already"]
     #[doc = " end at the earliest place or lease that can lapse."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `28227dea14bb0adfc60d1e69558606a11cdf0d09`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `3a98f94959eb51cd1d74764438ce63e8ac01a5fe`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]

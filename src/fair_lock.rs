@@ -52,7 +52,7 @@
 //!
 //! ## Keys
 //!
-//! A lock named `name` keeps five keys in `name`'s cluster hash slot (`{name}:…`, or
+//! A lock named `name` keeps these keys in `name`'s cluster hash slot (`{name}:…`, or
 //! `name:…` when `name` already holds a hash tag):
 //!
 //! | Key | Type | Holds |

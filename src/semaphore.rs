@@ -208,7 +208,7 @@ impl State {
     }
 }
 
-/// A counting semaphore in six keys that share `name`'s hash slot (see the [module
+/// A counting semaphore in keys that share `name`'s hash slot (see the [module
 /// docs](self)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Semaphore {

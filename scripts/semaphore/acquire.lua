@@ -1,8 +1,8 @@
 --- Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.
 ---
---- Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust
---- `Semaphore` derives them as `{name}:state`, …). Its capacity is set by
---- `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is
+--- Beyond the books. A semaphore is the keys below (a turn key per waiting token), in
+--- one hash slot (the Rust `Semaphore` derives them as `{name}:state`, …). Its capacity
+--- is set by `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is
 --- `token` -> its deadline (server clock) in `leases` and `token` -> its permits in
 --- `held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease
 --- ran out are reclaimed (their permits come back), and up to `limit` waiting places

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_e89c99a90b8e"
+LIBRARY = "redis_patterns_v0_1_0_fad4f2e98458"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "32be02e37ff0732d0f253ab2520aa5adf66873b7"
+MANIFEST_SHA1 = "15871399a8ddc95156e660e8bc94c80329dbdfc4"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

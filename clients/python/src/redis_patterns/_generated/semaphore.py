@@ -52,8 +52,8 @@ KEY_TURN = _rt.Form("semaphore", "{<name>}:turn:<token>", (_rt.Tag((_rt.Value("n
 ACQUIRE = _rt.Script(
     "semaphore/acquire",
     path="scripts/semaphore/acquire.lua",
-    sha1="28227dea14bb0adfc60d1e69558606a11cdf0d09",
-    function="rp_v0_1_0_e89c99a90b8e__semaphore__acquire",
+    sha1="3a98f94959eb51cd1d74764438ce63e8ac01a5fe",
+    function="rp_v0_1_0_fad4f2e98458__semaphore__acquire",
     read_only=False,
     keys=(7, 7),
     key_names=("state", "leases", "held", "queue", "places", "bell", "turn"),
@@ -91,9 +91,9 @@ def acquire(
 ) -> _rt.Call[_t.Tuple[_t.Optional[int], str, int]]:
     """Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.
 
-    Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust
-    `Semaphore` derives them as `{name}:state`, …). Its capacity is set by
-    `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is
+    Beyond the books. A semaphore is the keys below (a turn key per waiting token), in
+    one hash slot (the Rust `Semaphore` derives them as `{name}:state`, …). Its capacity
+    is set by `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is
     `token` -> its deadline (server clock) in `leases` and `token` -> its permits in
     `held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease
     ran out are reclaimed (their permits come back), and up to `limit` waiting places
@@ -170,7 +170,7 @@ EXTEND = _rt.Script(
     "semaphore/extend",
     path="scripts/semaphore/extend.lua",
     sha1="d4f8a396adafc9b8fee5092cde84f65a449dbe13",
-    function="rp_v0_1_0_e89c99a90b8e__semaphore__extend",
+    function="rp_v0_1_0_fad4f2e98458__semaphore__extend",
     read_only=False,
     keys=(4, 4),
     key_names=("state", "leases", "held", "bell"),
@@ -241,7 +241,7 @@ RELEASE = _rt.Script(
     "semaphore/release",
     path="scripts/semaphore/release.lua",
     sha1="8ab00f3baff13c450d1d093861cf8747dde3edda",
-    function="rp_v0_1_0_e89c99a90b8e__semaphore__release",
+    function="rp_v0_1_0_fad4f2e98458__semaphore__release",
     read_only=False,
     keys=(7, 7),
     key_names=("state", "leases", "held", "queue", "places", "bell", "turn"),
@@ -319,7 +319,7 @@ SET_CAPACITY = _rt.Script(
     "semaphore/set_capacity",
     path="scripts/semaphore/set_capacity.lua",
     sha1="ba9d32f13b3e485dd82c8ac2b806a5cc227c4e7b",
-    function="rp_v0_1_0_e89c99a90b8e__semaphore__set_capacity",
+    function="rp_v0_1_0_fad4f2e98458__semaphore__set_capacity",
     read_only=False,
     keys=(2, 2),
     key_names=("state", "bell"),
@@ -379,7 +379,7 @@ STATE = _rt.Script(
     "semaphore/state",
     path="scripts/semaphore/state.lua",
     sha1="30c09241a6d82383d598ccc0f7364422b8afe959",
-    function="rp_v0_1_0_e89c99a90b8e__semaphore__state",
+    function="rp_v0_1_0_fad4f2e98458__semaphore__state",
     read_only=True,
     keys=(4, 4),
     key_names=("state", "leases", "held", "places"),
@@ -469,9 +469,9 @@ class Semaphore:
     ) -> _rt.Call[_t.Tuple[_t.Optional[int], str, int]]:
         """Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.
 
-        Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust
-        `Semaphore` derives them as `{name}:state`, …). Its capacity is set by
-        `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is
+        Beyond the books. A semaphore is the keys below (a turn key per waiting token), in
+        one hash slot (the Rust `Semaphore` derives them as `{name}:state`, …). Its capacity
+        is set by `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is
         `token` -> its deadline (server clock) in `leases` and `token` -> its permits in
         `held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease
         ran out are reclaimed (their permits come back), and up to `limit` waiting places
