@@ -16,7 +16,7 @@ checks its input before any I/O and returns a `Call`; run it on a connection:
 `Call.run` takes `redis.Redis` or `redis.cluster.RedisCluster`, `Call.run_async` the
 `redis.asyncio` ones; `Batch` (and the `pipeline` and `transaction` context managers)
 sends several calls in one round trip, and `wait` runs a coordination primitive's call
-until it is granted, blocking on its wake stream in between. A script's declared error
+until it is granted, blocking in between on what its replies say. A script's declared error
 is raised as `ScriptError` (with ``.code``, ``.script`` and ``.message``); the same
 code, caught before anything was sent, as `InvalidInput`, a `ScriptError` too.
 
