@@ -7429,11 +7429,11 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "3a98f94959eb51cd1d74764438ce63e8ac01a5fe",
+        sha1: "52054b66bdc9aa3f209f428ee60302cb2b940c9b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
-        description: "Beyond the books. A semaphore is the keys below (a turn key per waiting token), in\none hash slot (the Rust `Semaphore` derives them as `{name}:state`, …). Its capacity\nis set by `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is\n`token` -> its deadline (server clock) in `leases` and `token` -> its permits in\n`held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease\nran out are reclaimed (their permits come back), and up to `limit` waiting places\nwhose lease ran out are dropped, anywhere in the queue. A token that holds permits\nalready gets its lease renewed, so a call sent again is answered as the first was.\nOtherwise the permits are granted when `used` + `n` is at most the capacity and no\nlive waiting request is ahead (`token` is first in `queue`, or no one waits): a\nrequest never passes one that waits in line, so a request for 5 is not starved by a\nstream of requests for 1. Lowering the capacity below `used` drains: holders keep\ntheir permits, and nothing is granted until enough come back. With `place`, a request\nthat is not granted takes a place in `queue` (or keeps its own) for `place` ms; each\ncall renews it, and a waiter that stops calling loses it. Without `place` it takes\nnone, and gives up one it held; it is noted in `places` for two seconds instead (the\nlongest it blocks, twice), so that a release knows to ring for it. A caller that is\nnot granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls\nagain: on the turn key of the one just ahead of it in line, which that one rings when\nit leaves the line; or, first in line or out of line, on the bell, which a release, a\nreclaimed lease or a capacity raise rings once while someone waits. A caller granted\nfrom the line rings its own turn key for the one behind it, and one granted with\npermits to spare rings the bell while others wait, so a freed batch of permits goes\nround one waiter at a time. A dropped place wakes nobody: the reply's ms already\nend at the earliest place or lease that can lapse.",
+        description: "Beyond the books. A semaphore is the keys below (a turn key per waiting token), in\none hash slot (the Rust `Semaphore` derives them as `{name}:state`, …). Its capacity\nis set by `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is\n`token` -> its deadline (server clock) in `leases` and `token` -> its permits in\n`held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease\nran out are reclaimed (their permits come back), and up to `limit` waiting places\nwhose lease ran out are dropped, anywhere in the queue. A token that holds permits\nalready gets its lease renewed, so a call sent again is answered as the first was.\nOtherwise the permits are granted when `used` + `n` is at most the capacity and no\nlive waiting request is ahead (`token` is first in `queue`, or no one waits): a\nrequest never passes one that waits in line, so a request for 5 is not starved by a\nstream of requests for 1. Lowering the capacity below `used` drains: holders keep\ntheir permits, and nothing is granted until enough come back. With `place`, a request\nthat is not granted takes a place in `queue` (or keeps its own) for `place` ms; each\ncall renews it, and a waiter that stops calling loses it. Without `place` it takes\nnone, and gives up one it held; it is noted in `places` for two seconds instead (the\nlongest it blocks, twice), so that a release knows to ring for it. A caller that is\nnot granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls\nagain: on the turn key of the one just ahead of it in line, which that one rings when\nit leaves the line; or, first in line or out of line, on the bell, which a release, a\nreclaimed lease or a capacity raise rings once for each permit that comes back, for\nas many as wait. A caller granted from the line rings its own turn key for the one\nbehind it. A dropped place wakes nobody: the reply's ms already end at the earliest\nplace or lease that can lapse.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
             crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
@@ -7491,13 +7491,12 @@ pub mod semaphore {
     #[doc = " not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls"]
     #[doc = " again: on the turn key of the one just ahead of it in line, which that one rings when"]
     #[doc = " it leaves the line; or, first in line or out of line, on the bell, which a release, a"]
-    #[doc = " reclaimed lease or a capacity raise rings once while someone waits. A caller granted"]
-    #[doc = " from the line rings its own turn key for the one behind it, and one granted with"]
-    #[doc = " permits to spare rings the bell while others wait, so a freed batch of permits goes"]
-    #[doc = " round one waiter at a time. A dropped place wakes nobody: the reply's ms already"]
-    #[doc = " end at the earliest place or lease that can lapse."]
+    #[doc = " reclaimed lease or a capacity raise rings once for each permit that comes back, for"]
+    #[doc = " as many as wait. A caller granted from the line rings its own turn key for the one"]
+    #[doc = " behind it. A dropped place wakes nobody: the reply's ms already end at the earliest"]
+    #[doc = " place or lease that can lapse."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `3a98f94959eb51cd1d74764438ce63e8ac01a5fe`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `52054b66bdc9aa3f209f428ee60302cb2b940c9b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7610,11 +7609,11 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "8ab00f3baff13c450d1d093861cf8747dde3edda",
+        sha1: "923b21e99c69530f0d2a2b020faa9f6b93650e2a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
-        description: "Beyond the books. The permits come back at once (`used` goes down by them), and the\nbell rings once while someone waits: the one blocked on it the longest (the first in\nline, or a waiter out of line) tries again. A holding whose lease ran out is still\nreleased here while no acquire has reclaimed it yet; after that the token holds\nnothing, and releasing it frees nothing (0), however often it is sent. A waiter that\ngives up calls this too: its place goes, and the one behind it in line, blocked on its\nturn key, is rung and moves up.",
+        description: "Beyond the books. The permits come back at once (`used` goes down by them), and the\nbell rings once for each, for as many as wait: each ring wakes the one blocked on it\nthe longest (the first in line, or a waiter out of line), which tries again. A holding whose lease ran out is still\nreleased here while no acquire has reclaimed it yet; after that the token holds\nnothing, and releasing it frees nothing (0), however often it is sent. A waiter that\ngives up calls this too: its place goes, and the one behind it in line, blocked on its\nturn key, is rung and moves up.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
             crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
@@ -7644,14 +7643,14 @@ pub mod semaphore {
     #[doc = " Gives back the permits `token` holds, and its place in the queue if it waits."]
     #[doc = ""]
     #[doc = " Beyond the books. The permits come back at once (`used` goes down by them), and the"]
-    #[doc = " bell rings once while someone waits: the one blocked on it the longest (the first in"]
-    #[doc = " line, or a waiter out of line) tries again. A holding whose lease ran out is still"]
+    #[doc = " bell rings once for each, for as many as wait: each ring wakes the one blocked on it"]
+    #[doc = " the longest (the first in line, or a waiter out of line), which tries again. A holding whose lease ran out is still"]
     #[doc = " released here while no acquire has reclaimed it yet; after that the token holds"]
     #[doc = " nothing, and releasing it frees nothing (0), however often it is sent. A waiter that"]
     #[doc = " gives up calls this too: its place goes, and the one behind it in line, blocked on its"]
     #[doc = " turn key, is rung and moves up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `8ab00f3baff13c450d1d093861cf8747dde3edda`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `923b21e99c69530f0d2a2b020faa9f6b93650e2a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7685,13 +7684,14 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "ba9d32f13b3e485dd82c8ac2b806a5cc227c4e7b",
+        sha1: "010036888be297391f8f773dabd9d49ad75a5796",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
-        description: "Beyond the books: an operator's call, at any time. Raising it lets waiters in at once\n(the bell rings; each waiter granted with permits to spare rings it again). Lowering\nit below the permits in use drains: holders keep what they hold, and nothing more is\ngranted until in use + the permits asked for fits again.\nA request for more than the new capacity is refused when it next asks (BAD_N), so it\nnever blocks the queue for good. Until the first call, every acquire answers\nNO_CAPACITY: no client's default can disagree with another's.",
+        description: "Beyond the books: an operator's call, at any time. Raising it lets waiters in at once\n(the bell rings once for each permit added, for as many as wait). Lowering\nit below the permits in use drains: holders keep what they hold, and nothing more is\ngranted until in use + the permits asked for fits again.\nA request for more than the new capacity is refused when it next asks (BAD_N), so it\nnever blocks the queue for good. Until the first call, every acquire answers\nNO_CAPACITY: no client's default can disagree with another's.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
             crate::Param { name: "bell", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "rung when permits come back while anyone waits: the first in line blocks on it", template: Some(&keys::BELL) },
         ],
         args: &[
@@ -7699,7 +7699,7 @@ pub mod semaphore {
         ],
         returns: crate::Returns { ty: "uint?", doc: "the capacity before; nil when it had none" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write" },
@@ -7713,17 +7713,18 @@ pub mod semaphore {
     #[doc = " Sets the semaphore's capacity: how many permits may be held at once."]
     #[doc = ""]
     #[doc = " Beyond the books: an operator's call, at any time. Raising it lets waiters in at once"]
-    #[doc = " (the bell rings; each waiter granted with permits to spare rings it again). Lowering"]
+    #[doc = " (the bell rings once for each permit added, for as many as wait). Lowering"]
     #[doc = " it below the permits in use drains: holders keep what they hold, and nothing more is"]
     #[doc = " granted until in use + the permits asked for fits again."]
     #[doc = " A request for more than the new capacity is refused when it next asks (BAD_N), so it"]
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `ba9d32f13b3e485dd82c8ac2b806a5cc227c4e7b`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `010036888be297391f8f773dabd9d49ad75a5796`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
     #[doc = " - `bell` (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the first in line blocks on it"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
@@ -7732,14 +7733,14 @@ pub mod semaphore {
     #[doc = " Returns (`uint?`): the capacity before; nil when it had none"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
     #[doc = " - `BAD_CAPACITY`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn set_capacity(state: &str, bell: &str, capacity: u64) -> crate::Op<Option<u64>> {
-        crate::ScriptCall::new(&SET_CAPACITY).key(state).key(bell).arg(capacity).finish()
+    pub fn set_capacity(state: &str, places: &str, bell: &str, capacity: u64) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&SET_CAPACITY).key(state).key(places).key(bell).arg(capacity).finish()
     }
 
     #[doc = " `semaphore/state`: Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters."]

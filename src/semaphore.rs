@@ -37,7 +37,7 @@
 //! to 1,000), so every client agrees on it. A semaphore whose capacity was never set
 //! answers every acquire with the declared error `NO_CAPACITY` rather than take a
 //! default: two clients built with different defaults could not agree on one. Raising
-//! the capacity wakes waiters at once. Lowering it below the permits in use drains:
+//! the capacity wakes as many waiters as the permits it adds, at once. Lowering it below the permits in use drains:
 //! holders keep theirs, and nothing is granted until in use + the permits asked for fits
 //! again. A request for more than the capacity is refused (`BAD_N`), when it asks and
 //! whenever it asks again after the capacity was lowered, so it never blocks a queue.
@@ -65,9 +65,9 @@
 //!   its place), so the one behind moves up;
 //! - the first in line, and the requests out of line, block on the bell `{name}:bell`,
 //!   which every release, every reclaimed lease and every raise of the capacity rings
-//!   once while anyone waits, and each grant with permits to spare rings again: Redis
-//!   hands a ring to the one client blocked on the list the longest, so permits that come
-//!   back wake one waiter at a time, not all of them.
+//!   once for each permit that comes back, for as many as wait: Redis hands a ring to the
+//!   one client blocked on the list the longest, so permits that come back wake as many
+//!   waiters as they can let in, not all of them.
 //!
 //! A ring nobody was blocked for stays in its list (a second for a turn key, a minute for
 //! the bell), so a wake-up is never missed, and none depends on pub/sub. What a grant
@@ -100,7 +100,8 @@
 //! redis-cli:
 //!
 //! ```text
-//! $ redis-cli --eval scripts/semaphore/set_capacity.lua '{exports}:state' '{exports}:bell' , 10
+//! $ redis-cli --eval scripts/semaphore/set_capacity.lua '{exports}:state' '{exports}:places' \
+//!     '{exports}:bell' , 10
 //! (nil)
 //! $ K='{exports}:state {exports}:leases {exports}:held {exports}:queue {exports}:places {exports}:bell'
 //! $ A=9f86d081884c7d659a2feaa0c55ad015 B=0b1fa2e4c37d5a6b8e9f0a1b2c3d4e5f
@@ -293,7 +294,7 @@ impl Semaphore {
     /// Raising it wakes waiters; lowering it drains. One script
     /// (`semaphore/set_capacity`).
     pub fn set_capacity(&self, capacity: u64) -> Op<Option<u64>> {
-        script::set_capacity(&self.state, &self.bell, capacity)
+        script::set_capacity(&self.state, &self.places, &self.bell, capacity)
     }
 
     /// One try to take `n` permits (1 to 1,000) under `token` for `lease`: the holding,

@@ -1,24 +1,25 @@
 --- Sets the semaphore's capacity: how many permits may be held at once.
 ---
 --- Beyond the books: an operator's call, at any time. Raising it lets waiters in at once
---- (the bell rings; each waiter granted with permits to spare rings it again). Lowering
+--- (the bell rings once for each permit added, for as many as wait). Lowering
 --- it below the permits in use drains: holders keep what they hold, and nothing more is
 --- granted until in use + the permits asked for fits again.
 --- A request for more than the new capacity is refused when it next asks (BAD_N), so it
 --- never blocks the queue for good. Until the first call, every acquire answers
 --- NO_CAPACITY: no client's default can disagree with another's.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
+--- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
 --- @key bell list {<name>}:bell       rung when permits come back while anyone waits: the first in line blocks on it
 --- @arg capacity uint 0..=1000        the new capacity
 --- @return uint?                      the capacity before; nil when it had none
---- @error BAD_ARGS                    not 2 keys and 1 argument
+--- @error BAD_ARGS                    not 3 keys and 1 argument
 --- @error BAD_CAPACITY                not an integer within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE                   `state` holds a field these scripts never write
---- @uses semaphore_state ring_bell
+--- @uses semaphore_state ring_times
 --- @complexity O(1)
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
+-- redis-patterns-codegen; semaphore/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -38,17 +39,6 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
-end
--- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
--- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
--- wakes and runs its script again, and the others keep blocking. With nobody blocked the
--- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
--- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
-local function ring_bell(bell_key, rings, ms)
-  if rings == 0 then
-    redis.call('RPUSH', bell_key, 1)
-    redis.call('PEXPIRE', bell_key, ms)
-  end
 end
 -- The semaphore's state as `state_key` keeps it: { capacity = nil when never set, used =
 -- the permits held, seq = the queue's last ticket }; nil and an error reply when a field
@@ -75,14 +65,29 @@ local function semaphore_state(state_key)
   end
   return st
 end
+-- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings`
+-- (its LLEN, read before the first write) being there already: each ring wakes one waiter
+-- blocked on it, so permits that come back wake as many waiters as they can let in, and
+-- no more. The bell goes after a minute without a ring.
+local function ring_times(bell_key, rings, count)
+  local more = {}
+  for i = 1, math.min(count, 1000) - rings do
+    more[i] = 1
+  end
+  if #more > 0 then
+    redis.call('RPUSH', bell_key, unpack(more))
+    redis.call('PEXPIRE', bell_key, 60000)
+  end
+end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local state = KEYS[1]
-local bell = KEYS[2]
+local places = KEYS[2]
+local bell = KEYS[3]
 local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not capacity or capacity > 1000 then
   return redis.error_reply('BAD_CAPACITY must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
@@ -92,17 +97,19 @@ local tag_of_keys = string.match(state, '^(.+):state$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:state, got ' .. shown(state))
 end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:places with <name> as in state, got ' .. shown(places))
+end
 if bell ~= tag_of_keys .. ':bell' then
-  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:bell with <name> as in state, got ' .. shown(bell))
+  return redis.error_reply('BAD_KEYS KEYS[3] must be {<name>}:bell with <name> as in state, got ' .. shown(bell))
 end
 -- End of the generated input checks.
 local rings = redis.call('LLEN', bell)
+local waiting = redis.call('ZCARD', places)
 local st, err = semaphore_state(state)
 if not st then
   return err
 end
 redis.call('HSET', state, 'capacity', capacity)
-if not st.capacity or capacity > st.capacity then
-  ring_bell(bell, rings, 60000)
-end
+ring_times(bell, rings, math.min(capacity - (st.capacity or 0), waiting))
 return st.capacity or false

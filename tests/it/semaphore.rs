@@ -485,6 +485,77 @@ fn a_release_wakes_the_first_in_line_only() {
     }
 }
 
+/// Permits that come back ring the bell once each, for as many as wait: raising the
+/// capacity by 2 with 3 requests out of line waiting wakes 2 of them, and a release of 1
+/// wakes the third.
+#[test]
+fn permits_that_come_back_wake_as_many_waiters() {
+    let db = Arc::new(harness::fresh_db());
+    let mut con = db.con();
+    let sem = Semaphore::new("as_many").unwrap();
+    sem.set_capacity(1).run(&mut con).unwrap();
+    let holder = Semaphore::random_token();
+    assert!(matches!(
+        sem.try_acquire(&holder, 1, LONG, Order::Any)
+            .run(&mut con)
+            .unwrap(),
+        Attempt::Done(_)
+    ));
+    for _ in 0..3 {
+        let wake = match sem
+            .try_acquire(&Semaphore::random_token(), 1, LONG, Order::Any)
+            .run(&mut con)
+            .unwrap()
+        {
+            Attempt::NotYet(wake) => wake,
+            done => panic!("{done:?}"),
+        };
+        assert_eq!(
+            wake.key,
+            sem.bell_key(),
+            "a request out of line waits on the bell"
+        );
+    }
+    let (woke, woken) = mpsc::channel();
+    let threads: Vec<(i64, thread::JoinHandle<()>)> = (0..3)
+        .map(|i| {
+            let (db, woke, bell) = (db.clone(), woke.clone(), sem.bell_key().to_owned());
+            let (ids, id) = mpsc::channel();
+            let thread = thread::spawn(move || {
+                let mut con = db.con();
+                ids.send(harness::client_id(&mut con)).unwrap();
+                let _: Vec<String> = redis::cmd("BLPOP")
+                    .arg(&bell)
+                    .arg(60)
+                    .query(&mut con)
+                    .unwrap();
+                woke.send(i).unwrap();
+            });
+            let id = id.recv().unwrap();
+            harness::wait_until_sent(&mut con, id, "blpop");
+            (id, thread)
+        })
+        .collect();
+    assert_eq!(sem.set_capacity(3).run(&mut con).unwrap(), Some(1));
+    let mut first_two = [woken.recv().unwrap(), woken.recv().unwrap()];
+    first_two.sort();
+    assert_eq!(first_two, [0, 1], "the two blocked longest");
+    let ids: Vec<i64> = threads.iter().map(|(id, _)| *id).collect();
+    let clients: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("ID")
+        .arg(&ids)
+        .query(&mut con)
+        .unwrap();
+    let blocked = clients.lines().filter(|c| c.contains(" flags=b ")).count();
+    assert_eq!(blocked, 1, "two permits added, two waiters woken");
+    assert_eq!(sem.release(&holder).run(&mut con).unwrap(), 1);
+    assert_eq!(woken.recv().unwrap(), 2);
+    for (_, thread) in threads {
+        thread.join().unwrap();
+    }
+}
+
 /// A wait that times out gives up its place, so the request behind it is not held up.
 #[test]
 fn a_timed_out_wait_gives_up_its_place() {

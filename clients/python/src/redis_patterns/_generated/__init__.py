@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_fad4f2e98458"
+LIBRARY = "redis_patterns_v0_1_0_dba7c3632cd9"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "15871399a8ddc95156e660e8bc94c80329dbdfc4"
+MANIFEST_SHA1 = "366c1011ead47cb930cc04b8ee9c0cbf9e571bb0"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

@@ -52,8 +52,8 @@ KEY_TURN = _rt.Form("semaphore", "{<name>}:turn:<token>", (_rt.Tag((_rt.Value("n
 ACQUIRE = _rt.Script(
     "semaphore/acquire",
     path="scripts/semaphore/acquire.lua",
-    sha1="3a98f94959eb51cd1d74764438ce63e8ac01a5fe",
-    function="rp_v0_1_0_fad4f2e98458__semaphore__acquire",
+    sha1="52054b66bdc9aa3f209f428ee60302cb2b940c9b",
+    function="rp_v0_1_0_dba7c3632cd9__semaphore__acquire",
     read_only=False,
     keys=(7, 7),
     key_names=("state", "leases", "held", "queue", "places", "bell", "turn"),
@@ -111,11 +111,10 @@ def acquire(
     not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls
     again: on the turn key of the one just ahead of it in line, which that one rings when
     it leaves the line; or, first in line or out of line, on the bell, which a release, a
-    reclaimed lease or a capacity raise rings once while someone waits. A caller granted
-    from the line rings its own turn key for the one behind it, and one granted with
-    permits to spare rings the bell while others wait, so a freed batch of permits goes
-    round one waiter at a time. A dropped place wakes nobody: the reply's ms already
-    end at the earliest place or lease that can lapse.
+    reclaimed lease or a capacity raise rings once for each permit that comes back, for
+    as many as wait. A caller granted from the line rings its own turn key for the one
+    behind it. A dropped place wakes nobody: the reply's ms already end at the earliest
+    place or lease that can lapse.
 
     Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`).
 
@@ -170,7 +169,7 @@ EXTEND = _rt.Script(
     "semaphore/extend",
     path="scripts/semaphore/extend.lua",
     sha1="d4f8a396adafc9b8fee5092cde84f65a449dbe13",
-    function="rp_v0_1_0_fad4f2e98458__semaphore__extend",
+    function="rp_v0_1_0_dba7c3632cd9__semaphore__extend",
     read_only=False,
     keys=(4, 4),
     key_names=("state", "leases", "held", "bell"),
@@ -240,8 +239,8 @@ def extend(
 RELEASE = _rt.Script(
     "semaphore/release",
     path="scripts/semaphore/release.lua",
-    sha1="8ab00f3baff13c450d1d093861cf8747dde3edda",
-    function="rp_v0_1_0_fad4f2e98458__semaphore__release",
+    sha1="923b21e99c69530f0d2a2b020faa9f6b93650e2a",
+    function="rp_v0_1_0_dba7c3632cd9__semaphore__release",
     read_only=False,
     keys=(7, 7),
     key_names=("state", "leases", "held", "queue", "places", "bell", "turn"),
@@ -271,8 +270,9 @@ def release(
     """Gives back the permits `token` holds, and its place in the queue if it waits.
 
     Beyond the books. The permits come back at once (`used` goes down by them), and the
-    bell rings once while someone waits: the one blocked on it the longest (the first in
-    line, or a waiter out of line) tries again. A holding whose lease ran out is still
+    bell rings once for each, for as many as wait: each ring wakes the one blocked on it
+    the longest (the first in line, or a waiter out of line), which tries again. A holding whose
+    lease ran out is still
     released here while no acquire has reclaimed it yet; after that the token holds
     nothing, and releasing it frees nothing (0), however often it is sent. A waiter that
     gives up calls this too: its place goes, and the one behind it in line, blocked on its
@@ -318,11 +318,11 @@ def release(
 SET_CAPACITY = _rt.Script(
     "semaphore/set_capacity",
     path="scripts/semaphore/set_capacity.lua",
-    sha1="ba9d32f13b3e485dd82c8ac2b806a5cc227c4e7b",
-    function="rp_v0_1_0_fad4f2e98458__semaphore__set_capacity",
+    sha1="010036888be297391f8f773dabd9d49ad75a5796",
+    function="rp_v0_1_0_dba7c3632cd9__semaphore__set_capacity",
     read_only=False,
-    keys=(2, 2),
-    key_names=("state", "bell"),
+    keys=(3, 3),
+    key_names=("state", "places", "bell"),
     args=(
         _rt.Param("capacity", "uint", "BAD_CAPACITY", low=0, high=1000),
     ),
@@ -336,11 +336,11 @@ The script's contract; call it with `set_capacity()`.
 _SET_CAPACITY_REPLY = _rt.opt(_rt.UINT)
 
 
-def set_capacity(state: str, bell: str, capacity: int) -> _rt.Call[_t.Optional[int]]:
+def set_capacity(state: str, places: str, bell: str, capacity: int) -> _rt.Call[_t.Optional[int]]:
     """Sets the semaphore's capacity: how many permits may be held at once.
 
     Beyond the books: an operator's call, at any time. Raising it lets waiters in at once
-    (the bell rings; each waiter granted with permits to spare rings it again). Lowering
+    (the bell rings once for each permit added, for as many as wait). Lowering
     it below the permits in use drains: holders keep what they hold, and nothing more is
     granted until in use + the permits asked for fits again.
     A request for more than the new capacity is refused when it next asks (BAD_N), so it
@@ -352,6 +352,8 @@ def set_capacity(state: str, bell: str, capacity: int) -> _rt.Call[_t.Optional[i
     Keys, in `KEYS` order (all in one cluster hash slot):
         state (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's
             last ticket)
+        places (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server
+            clock)
         bell (a list, named `{<name>}:bell`): rung when permits come back while anyone waits: the
             first in line blocks on it
 
@@ -364,7 +366,7 @@ def set_capacity(state: str, bell: str, capacity: int) -> _rt.Call[_t.Optional[i
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 2 keys and 1 argument
+            BAD_ARGS: not 3 keys and 1 argument
             BAD_CAPACITY: not an integer within its range
             BAD_KEYS: a key not named as its template says
             BAD_STATE: `state` holds a field these scripts never write
@@ -372,14 +374,14 @@ def set_capacity(state: str, bell: str, capacity: int) -> _rt.Call[_t.Optional[i
     Complexity: O(1).
     """
     _args = SET_CAPACITY.encode(capacity)
-    return SET_CAPACITY.call([state, bell], _args, _SET_CAPACITY_REPLY)
+    return SET_CAPACITY.call([state, places, bell], _args, _SET_CAPACITY_REPLY)
 
 
 STATE = _rt.Script(
     "semaphore/state",
     path="scripts/semaphore/state.lua",
     sha1="30c09241a6d82383d598ccc0f7364422b8afe959",
-    function="rp_v0_1_0_fad4f2e98458__semaphore__state",
+    function="rp_v0_1_0_dba7c3632cd9__semaphore__state",
     read_only=True,
     keys=(4, 4),
     key_names=("state", "leases", "held", "places"),
@@ -489,11 +491,10 @@ class Semaphore:
         not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls
         again: on the turn key of the one just ahead of it in line, which that one rings when
         it leaves the line; or, first in line or out of line, on the bell, which a release, a
-        reclaimed lease or a capacity raise rings once while someone waits. A caller granted
-        from the line rings its own turn key for the one behind it, and one granted with
-        permits to spare rings the bell while others wait, so a freed batch of permits goes
-        round one waiter at a time. A dropped place wakes nobody: the reply's ms already
-        end at the earliest place or lease that can lapse.
+        reclaimed lease or a capacity raise rings once for each permit that comes back, for
+        as many as wait. A caller granted from the line rings its own turn key for the one
+        behind it. A dropped place wakes nobody: the reply's ms already end at the earliest
+        place or lease that can lapse.
 
         Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`).
 
@@ -612,8 +613,9 @@ class Semaphore:
         """Gives back the permits `token` holds, and its place in the queue if it waits.
 
         Beyond the books. The permits come back at once (`used` goes down by them), and the
-        bell rings once while someone waits: the one blocked on it the longest (the first in
-        line, or a waiter out of line) tries again. A holding whose lease ran out is still
+        bell rings once for each, for as many as wait: each ring wakes the one blocked on it
+        the longest (the first in line, or a waiter out of line), which tries again. A holding whose
+        lease ran out is still
         released here while no acquire has reclaimed it yet; after that the token holds
         nothing, and releasing it frees nothing (0), however often it is sent. A waiter that
         gives up calls this too: its place goes, and the one behind it in line, blocked on its
@@ -671,7 +673,7 @@ class Semaphore:
         """Sets the semaphore's capacity: how many permits may be held at once.
 
         Beyond the books: an operator's call, at any time. Raising it lets waiters in at once
-        (the bell rings; each waiter granted with permits to spare rings it again). Lowering
+        (the bell rings once for each permit added, for as many as wait). Lowering
         it below the permits in use drains: holders keep what they hold, and nothing more is
         granted until in use + the permits asked for fits again.
         A request for more than the new capacity is refused when it next asks (BAD_N), so it
@@ -683,6 +685,7 @@ class Semaphore:
         Keys, named from their templates:
             state (`{<name>}:state`): capacity, used (the permits held), seq (the queue's last
                 ticket)
+            places (`{<name>}:places`): waiting token -> its place's deadline (ms, server clock)
             bell (`{<name>}:bell`): rung when permits come back while anyone waits: the first in
                 line blocks on it
 
@@ -695,7 +698,7 @@ class Semaphore:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 2 keys and 1 argument
+                BAD_ARGS: not 3 keys and 1 argument
                 BAD_CAPACITY: not an integer within its range
                 BAD_KEYS: a key not named as its template says
                 BAD_STATE: `state` holds a field these scripts never write
@@ -706,6 +709,7 @@ class Semaphore:
         return SET_CAPACITY.call(
             [
                 self._keys[KEY_STATE],
+                self._keys[KEY_PLACES],
                 self._keys[KEY_BELL],
             ],
             _args,

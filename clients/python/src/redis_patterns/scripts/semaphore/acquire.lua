@@ -20,11 +20,10 @@
 --- not granted blocks for at most the reply's ms (`BLPOP <key> <seconds>`), then calls
 --- again: on the turn key of the one just ahead of it in line, which that one rings when
 --- it leaves the line; or, first in line or out of line, on the bell, which a release, a
---- reclaimed lease or a capacity raise rings once while someone waits. A caller granted
---- from the line rings its own turn key for the one behind it, and one granted with
---- permits to spare rings the bell while others wait, so a freed batch of permits goes
---- round one waiter at a time. A dropped place wakes nobody: the reply's ms already
---- end at the earliest place or lease that can lapse.
+--- reclaimed lease or a capacity raise rings once for each permit that comes back, for
+--- as many as wait. A caller granted from the line rings its own turn key for the one
+--- behind it. A dropped place wakes nobody: the reply's ms already end at the earliest
+--- place or lease that can lapse.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
 --- @key held hash {<name>}:held       token -> the permits it holds
@@ -50,7 +49,7 @@
 --- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms ring_bell shown
+--- @uses semaphore_state held_permits now_ms ring_bell ring_times shown
 --- @clock server
 --- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -129,6 +128,20 @@ local function held_permits(held_key, holder)
       .. shown(holder) .. ', not a whole number from 1 to 1000')
   end
   return permits
+end
+-- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings`
+-- (its LLEN, read before the first write) being there already: each ring wakes one waiter
+-- blocked on it, so permits that come back wake as many waiters as they can let in, and
+-- no more. The bell goes after a minute without a ring.
+local function ring_times(bell_key, rings, count)
+  local more = {}
+  for i = 1, math.min(count, 1000) - rings do
+    more[i] = 1
+  end
+  if #more > 0 then
+    redis.call('RPUSH', bell_key, unpack(more))
+    redis.call('PEXPIRE', bell_key, 60000)
+  end
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -300,9 +313,9 @@ end
 if used ~= st.used or seq ~= st.seq then
   redis.call('HSET', state, 'used', used, 'seq', seq)
 end
--- Permits came back, or some are left after a grant: the one the bell wakes may fit.
-if (freed > 0 or (granted and used < st.capacity)) and redis.call('ZCARD', places) > (granted and 0 or 1) then
-  ring_bell(bell, rings, 60000)
+-- Reclaimed permits came back: a ring for each, for as many others as wait.
+if freed > 0 then
+  ring_times(bell, rings, math.min(freed, redis.call('ZCARD', places) - (granted and 0 or 1)))
 end
 if granted then
   return { now + lease, '', 0 }

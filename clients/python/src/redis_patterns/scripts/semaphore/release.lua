@@ -1,8 +1,8 @@
 --- Gives back the permits `token` holds, and its place in the queue if it waits.
 ---
 --- Beyond the books. The permits come back at once (`used` goes down by them), and the
---- bell rings once while someone waits: the one blocked on it the longest (the first in
---- line, or a waiter out of line) tries again. A holding whose lease ran out is still
+--- bell rings once for each, for as many as wait: each ring wakes the one blocked on it
+--- the longest (the first in line, or a waiter out of line), which tries again. A holding whose lease ran out is still
 --- released here while no acquire has reclaimed it yet; after that the token holds
 --- nothing, and releasing it frees nothing (0), however often it is sent. A waiter that
 --- gives up calls this too: its place goes, and the one behind it in line, blocked on its
@@ -21,7 +21,7 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits ring_bell shown
+--- @uses semaphore_state held_permits ring_bell ring_times shown
 --- @complexity O(log N), N = the holdings and waiters
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
@@ -95,6 +95,20 @@ local function held_permits(held_key, holder)
   end
   return permits
 end
+-- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings`
+-- (its LLEN, read before the first write) being there already: each ring wakes one waiter
+-- blocked on it, so permits that come back wake as many waiters as they can let in, and
+-- no more. The bell goes after a minute without a ring.
+local function ring_times(bell_key, rings, count)
+  local more = {}
+  for i = 1, math.min(count, 1000) - rings do
+    more[i] = 1
+  end
+  if #more > 0 then
+    redis.call('RPUSH', bell_key, unpack(more))
+    redis.call('PEXPIRE', bell_key, 60000)
+  end
+end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -165,7 +179,7 @@ end
 if behind then
   ring_bell(turn, turn_rings, 1000)
 end
-if permits > 0 and redis.call('ZCARD', places) > 0 then
-  ring_bell(bell, rings, 60000)
+if permits > 0 then
+  ring_times(bell, rings, math.min(permits, redis.call('ZCARD', places)))
 end
 return permits
