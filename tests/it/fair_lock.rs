@@ -186,44 +186,14 @@ fn a_release_wakes_the_first_in_line_only() {
         assert_eq!(wake.key, lock.turn_key(ahead).unwrap());
     }
     // The waiters block on what their attempts said, the last in line first.
-    let (woke, woken) = mpsc::channel();
-    let threads: Vec<_> = wakes
-        .into_iter()
-        .enumerate()
-        .rev()
-        .map(|(i, wake)| {
-            let (db, woke) = (db.clone(), woke.clone());
-            let (ids, id) = mpsc::channel();
-            let thread = thread::spawn(move || {
-                let mut con = db.con();
-                ids.send(harness::client_id(&mut con)).unwrap();
-                let _: Vec<String> = redis::cmd("BLPOP")
-                    .arg(&wake.key)
-                    .arg(60)
-                    .query(&mut con)
-                    .unwrap();
-                woke.send(i).unwrap();
-            });
-            let id = id.recv().unwrap();
-            harness::wait_until_sent(&mut con, id, "blpop");
-            (id, thread)
-        })
-        .collect();
-    harness::cmd(&mut con, &["CONFIG", "RESETSTAT"]);
+    let waiters = harness::Poppers::block(
+        &db,
+        &mut con,
+        wakes.into_iter().map(|wake| wake.key).enumerate().rev(),
+    );
     assert!(lock.release(&holder).run(&mut con).unwrap());
-    assert_eq!(woken.recv().unwrap(), 0, "the first in line");
-    let ids: Vec<i64> = threads.iter().map(|(id, _)| *id).collect();
-    let clients: String = redis::cmd("CLIENT")
-        .arg("LIST")
-        .arg("ID")
-        .arg(&ids)
-        .query(&mut con)
-        .unwrap();
-    let blocked = clients
-        .lines()
-        .filter(|c| c.contains(" flags=b ") && c.contains(" cmd=blpop "))
-        .count();
-    assert_eq!(blocked, 7, "one release woke one waiter");
+    assert_eq!(waiters.woken.recv().unwrap(), 0, "the first in line");
+    assert_eq!(waiters.blocked(&mut con), 7, "one release woke one waiter");
     assert_eq!(
         lock.try_acquire(&tokens[0], long).run(&mut con).unwrap(),
         Attempt::Done(2)
@@ -238,20 +208,18 @@ fn a_release_wakes_the_first_in_line_only() {
     );
     // The holder's release wakes the first in line; a waiter that gives up, the one behind.
     assert!(lock.release(&tokens[0]).run(&mut con).unwrap());
-    assert_eq!(woken.recv().unwrap(), 1);
+    assert_eq!(waiters.woken.recv().unwrap(), 1);
     for (i, token) in tokens.iter().enumerate().skip(1) {
         assert!(lock.cancel(token).run(&mut con).unwrap());
         if i + 1 < tokens.len() {
             assert_eq!(
-                woken.recv().unwrap(),
+                waiters.woken.recv().unwrap(),
                 i + 1,
                 "a cancel wakes the one behind"
             );
         }
     }
-    for (_, thread) in threads {
-        thread.join().unwrap();
-    }
+    waiters.join();
 }
 
 /// Barging: an attempt takes the free lock while nobody waits in line, before a waiter

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
+use std::thread;
 
 use redis_patterns::Error;
 use serde::Serialize;
@@ -75,6 +76,71 @@ impl Db {
             .get_multiplexed_async_connection()
             .await
             .expect("connect to the test server")
+    }
+}
+
+/// Clients blocked with `BLPOP` on lists, as a coordination primitive's waiters block,
+/// each on a connection of its own: the client of the i-th key sends i on `woken` when its
+/// pop returns.
+pub struct Poppers {
+    pub woken: mpsc::Receiver<usize>,
+    ids: Vec<i64>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Poppers {
+    /// One client per key of `keys` (index, key), blocked in that order: each is blocked
+    /// before the next starts, so Redis serves them in that order too.
+    pub fn block(
+        db: &Arc<Db>,
+        observer: &mut redis::Connection,
+        keys: impl IntoIterator<Item = (usize, String)>,
+    ) -> Poppers {
+        let (woke, woken) = mpsc::channel();
+        let (mut ids, mut threads) = (Vec::new(), Vec::new());
+        for (i, key) in keys {
+            let (db, woke) = (db.clone(), woke.clone());
+            let (send_id, id) = mpsc::channel();
+            threads.push(thread::spawn(move || {
+                let mut con = db.con();
+                send_id.send(client_id(&mut con)).unwrap();
+                let _: Vec<String> = redis::cmd("BLPOP")
+                    .arg(&key)
+                    .arg(60)
+                    .query(&mut con)
+                    .unwrap();
+                woke.send(i).unwrap();
+            }));
+            let id = id.recv().unwrap();
+            wait_until_sent(observer, id, "blpop");
+            ids.push(id);
+        }
+        Poppers {
+            woken,
+            ids,
+            threads,
+        }
+    }
+
+    /// How many of them are blocked now.
+    pub fn blocked(&self, con: &mut redis::Connection) -> usize {
+        let clients: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .arg("ID")
+            .arg(&self.ids)
+            .query(con)
+            .unwrap();
+        clients
+            .lines()
+            .filter(|c| c.contains(" flags=b ") && c.contains(" cmd=blpop "))
+            .count()
+    }
+
+    /// Waits for every one of them to have woken.
+    pub fn join(self) {
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
     }
 }
 

@@ -1,5 +1,5 @@
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -429,60 +429,29 @@ fn a_release_wakes_the_first_in_line_only() {
     for i in 1..tokens.len() {
         assert_eq!(keys[i], sem.turn_key(&tokens[i - 1]).unwrap());
     }
-    let (woke, woken) = mpsc::channel();
-    let threads: Vec<_> = keys
-        .into_iter()
-        .enumerate()
-        .rev()
-        .map(|(i, key)| {
-            let (db, woke) = (db.clone(), woke.clone());
-            let (ids, id) = mpsc::channel();
-            let thread = thread::spawn(move || {
-                let mut con = db.con();
-                ids.send(harness::client_id(&mut con)).unwrap();
-                let _: Vec<String> = redis::cmd("BLPOP")
-                    .arg(&key)
-                    .arg(60)
-                    .query(&mut con)
-                    .unwrap();
-                woke.send(i).unwrap();
-            });
-            let id = id.recv().unwrap();
-            harness::wait_until_sent(&mut con, id, "blpop");
-            (id, thread)
-        })
-        .collect();
+    let waiters = harness::Poppers::block(&db, &mut con, keys.into_iter().enumerate().rev());
     assert_eq!(sem.release(&holder).run(&mut con).unwrap(), 1);
-    assert_eq!(woken.recv().unwrap(), 0);
-    let ids: Vec<i64> = threads.iter().map(|(id, _)| *id).collect();
-    let clients: String = redis::cmd("CLIENT")
-        .arg("LIST")
-        .arg("ID")
-        .arg(&ids)
-        .query(&mut con)
-        .unwrap();
-    let blocked = clients
-        .lines()
-        .filter(|c| c.contains(" flags=b ") && c.contains(" cmd=blpop "))
-        .count();
-    assert_eq!(blocked, 5, "one release woke one waiter");
+    assert_eq!(waiters.woken.recv().unwrap(), 0);
+    assert_eq!(waiters.blocked(&mut con), 5, "one release woke one waiter");
     assert!(matches!(
         sem.try_acquire(&tokens[0], 1, LONG, Order::Fifo)
             .run(&mut con)
             .unwrap(),
         Attempt::Done(_)
     ));
-    assert_eq!(woken.recv().unwrap(), 1, "the grant moved the next one up");
+    assert_eq!(
+        waiters.woken.recv().unwrap(),
+        1,
+        "the grant moved the next one up"
+    );
     // Each waiter that gives up its place wakes the one behind it.
     for (i, token) in tokens.iter().enumerate().skip(1) {
         sem.release(token).run(&mut con).unwrap();
         if i + 1 < tokens.len() {
-            assert_eq!(woken.recv().unwrap(), i + 1);
+            assert_eq!(waiters.woken.recv().unwrap(), i + 1);
         }
     }
-    for (_, thread) in threads {
-        thread.join().unwrap();
-    }
+    waiters.join();
 }
 
 /// Permits that come back ring the bell once each, for as many as wait: raising the
@@ -516,44 +485,20 @@ fn permits_that_come_back_wake_as_many_waiters() {
             "a request out of line waits on the bell"
         );
     }
-    let (woke, woken) = mpsc::channel();
-    let threads: Vec<(i64, thread::JoinHandle<()>)> = (0..3)
-        .map(|i| {
-            let (db, woke, bell) = (db.clone(), woke.clone(), sem.bell_key().to_owned());
-            let (ids, id) = mpsc::channel();
-            let thread = thread::spawn(move || {
-                let mut con = db.con();
-                ids.send(harness::client_id(&mut con)).unwrap();
-                let _: Vec<String> = redis::cmd("BLPOP")
-                    .arg(&bell)
-                    .arg(60)
-                    .query(&mut con)
-                    .unwrap();
-                woke.send(i).unwrap();
-            });
-            let id = id.recv().unwrap();
-            harness::wait_until_sent(&mut con, id, "blpop");
-            (id, thread)
-        })
-        .collect();
+    let bell = sem.bell_key().to_owned();
+    let waiters = harness::Poppers::block(&db, &mut con, (0..3).map(|i| (i, bell.clone())));
     assert_eq!(sem.set_capacity(3).run(&mut con).unwrap(), Some(1));
-    let mut first_two = [woken.recv().unwrap(), woken.recv().unwrap()];
+    let mut first_two = [waiters.woken.recv().unwrap(), waiters.woken.recv().unwrap()];
     first_two.sort();
     assert_eq!(first_two, [0, 1], "the two blocked longest");
-    let ids: Vec<i64> = threads.iter().map(|(id, _)| *id).collect();
-    let clients: String = redis::cmd("CLIENT")
-        .arg("LIST")
-        .arg("ID")
-        .arg(&ids)
-        .query(&mut con)
-        .unwrap();
-    let blocked = clients.lines().filter(|c| c.contains(" flags=b ")).count();
-    assert_eq!(blocked, 1, "two permits added, two waiters woken");
+    assert_eq!(
+        waiters.blocked(&mut con),
+        1,
+        "two permits added, two waiters woken"
+    );
     assert_eq!(sem.release(&holder).run(&mut con).unwrap(), 1);
-    assert_eq!(woken.recv().unwrap(), 2);
-    for (_, thread) in threads {
-        thread.join().unwrap();
-    }
+    assert_eq!(waiters.woken.recv().unwrap(), 2);
+    waiters.join();
 }
 
 /// A wait that times out gives up its place, so the request behind it is not held up.
