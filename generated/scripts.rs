@@ -1528,7 +1528,7 @@ pub mod fair_lock {
     pub static CANCEL: crate::Script = crate::Script {
         name: "fair_lock/cancel",
         path: "scripts/fair_lock/cancel.lua",
-        sha1: "31317010297560c9779adbca4a49a07f7ab9a307",
+        sha1: "15c1b63418181cadcdc0acf9cc0df5bb1a26369d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
         flags: &[],
         summary: "Gives up `token`'s place, and wakes the one behind it in line.",
@@ -1561,7 +1561,7 @@ pub mod fair_lock {
     #[doc = " blocks on its turn key (`turn`): it is rung, and that waiter calls again and waits"]
     #[doc = " behind the next one ahead."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `31317010297560c9779adbca4a49a07f7ab9a307`)."]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `15c1b63418181cadcdc0acf9cc0df5bb1a26369d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival (`fifo` callers)"]
@@ -1649,7 +1649,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "a28890d2f6a607d2e0e8847f23ed6835661bbc9c",
+        sha1: "0087e7db750248787eb173d43d7ae90c8d7283cf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter.",
@@ -1686,7 +1686,7 @@ pub mod fair_lock {
     #[doc = " blocked the longest. A ring nobody was blocked for stays a second (`turn`) or a"]
     #[doc = " minute (`bell`), so a waiter that blocks just after still wakes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `a28890d2f6a607d2e0e8847f23ed6835661bbc9c`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `0087e7db750248787eb173d43d7ae90c8d7283cf`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -7429,7 +7429,7 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "52054b66bdc9aa3f209f428ee60302cb2b940c9b",
+        sha1: "63fed721d5f39ff48f146e08dc8de01c60d0ff96",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
@@ -7496,7 +7496,7 @@ pub mod semaphore {
     #[doc = " behind it. A dropped place wakes nobody: the reply's ms already end at the earliest"]
     #[doc = " place or lease that can lapse."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `52054b66bdc9aa3f209f428ee60302cb2b940c9b`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `63fed721d5f39ff48f146e08dc8de01c60d0ff96`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7539,7 +7539,7 @@ pub mod semaphore {
     pub static EXTEND: crate::Script = crate::Script {
         name: "semaphore/extend",
         path: "scripts/semaphore/extend.lua",
-        sha1: "d4f8a396adafc9b8fee5092cde84f65a449dbe13",
+        sha1: "6a145a8b9fae4548364f5526d6cd1e6939f83a30",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
         flags: &[],
         summary: "Sets the lease of the permits `token` holds to `lease` from now.",
@@ -7576,7 +7576,7 @@ pub mod semaphore {
     #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
     #[doc = " answers nil, as it does for a token that holds nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `d4f8a396adafc9b8fee5092cde84f65a449dbe13`)."]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `6a145a8b9fae4548364f5526d6cd1e6939f83a30`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7609,7 +7609,7 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "923b21e99c69530f0d2a2b020faa9f6b93650e2a",
+        sha1: "6d0eeb1920bc911e96f2cb63c7c35a013029ee0f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
@@ -7650,7 +7650,7 @@ pub mod semaphore {
     #[doc = " gives up calls this too: its place goes, and the one behind it in line, blocked on its"]
     #[doc = " turn key, is rung and moves up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `923b21e99c69530f0d2a2b020faa9f6b93650e2a`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `6d0eeb1920bc911e96f2cb63c7c35a013029ee0f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7684,7 +7684,7 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "010036888be297391f8f773dabd9d49ad75a5796",
+        sha1: "e1ce42b83779101e5b1f4c187251bb850cf2b096",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
@@ -7720,7 +7720,7 @@ pub mod semaphore {
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `010036888be297391f8f773dabd9d49ad75a5796`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `e1ce42b83779101e5b1f4c187251bb850cf2b096`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]

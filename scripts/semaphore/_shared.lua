@@ -45,18 +45,3 @@ local function held_permits(held_key, holder)
   end
   return permits
 end
-
--- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings`
--- (its LLEN, read before the first write) being there already: each ring wakes one waiter
--- blocked on it, so permits that come back wake as many waiters as they can let in, and
--- no more. The bell goes after a minute without a ring.
-local function ring_times(bell_key, rings, count)
-  local more = {}
-  for i = 1, math.min(count, 1000) - rings do
-    more[i] = 1
-  end
-  if #more > 0 then
-    redis.call('RPUSH', bell_key, unpack(more))
-    redis.call('PEXPIRE', bell_key, 60000)
-  end
-end

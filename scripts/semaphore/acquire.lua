@@ -49,7 +49,7 @@
 --- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms ring_bell ring_times shown
+--- @uses semaphore_state held_permits now_ms ring_bell shown
 --- @clock server
 --- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -74,14 +74,19 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
--- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
--- wakes and runs its script again, and the others keep blocking. With nobody blocked the
--- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
--- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
-local function ring_bell(bell_key, rings, ms)
-  if rings == 0 then
-    redis.call('RPUSH', bell_key, 1)
+-- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings` (its
+-- LLEN, read before the first write) being there already: each ring wakes the one waiter
+-- blocked on it the longest (BLPOP), which runs its script again, and the others keep
+-- blocking. With nobody blocked a ring stays until the next waiter blocks, so a ring
+-- between a "not yet" and its block is not missed, for `ms`: no longer than a waiter
+-- blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, count, ms)
+  local more = {}
+  for i = 1, math.min(count, 1000) - rings do
+    more[i] = 1
+  end
+  if #more > 0 then
+    redis.call('RPUSH', bell_key, unpack(more))
     redis.call('PEXPIRE', bell_key, ms)
   end
 end
@@ -128,20 +133,6 @@ local function held_permits(held_key, holder)
       .. shown(holder) .. ', not a whole number from 1 to 1000')
   end
   return permits
-end
--- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings`
--- (its LLEN, read before the first write) being there already: each ring wakes one waiter
--- blocked on it, so permits that come back wake as many waiters as they can let in, and
--- no more. The bell goes after a minute without a ring.
-local function ring_times(bell_key, rings, count)
-  local more = {}
-  for i = 1, math.min(count, 1000) - rings do
-    more[i] = 1
-  end
-  if #more > 0 then
-    redis.call('RPUSH', bell_key, unpack(more))
-    redis.call('PEXPIRE', bell_key, 60000)
-  end
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -292,7 +283,7 @@ if granted then
   end
   -- The one behind it in line blocks on its turn key: it is first now.
   if queued and redis.call('ZCARD', queue) > 0 then
-    ring_bell(turn, turn_rings, 1000)
+    ring_bell(turn, turn_rings, 1, 1000)
   end
 elseif place then
   if not queued then
@@ -315,7 +306,7 @@ if used ~= st.used or seq ~= st.seq then
 end
 -- Reclaimed permits came back: a ring for each, for as many others as wait.
 if freed > 0 then
-  ring_times(bell, rings, math.min(freed, redis.call('ZCARD', places) - (granted and 0 or 1)))
+  ring_bell(bell, rings, math.min(freed, redis.call('ZCARD', places) - (granted and 0 or 1)), 60000)
 end
 if granted then
   return { now + lease, '', 0 }

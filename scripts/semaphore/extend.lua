@@ -42,14 +42,19 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
--- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
--- wakes and runs its script again, and the others keep blocking. With nobody blocked the
--- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
--- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
-local function ring_bell(bell_key, rings, ms)
-  if rings == 0 then
-    redis.call('RPUSH', bell_key, 1)
+-- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings` (its
+-- LLEN, read before the first write) being there already: each ring wakes the one waiter
+-- blocked on it the longest (BLPOP), which runs its script again, and the others keep
+-- blocking. With nobody blocked a ring stays until the next waiter blocks, so a ring
+-- between a "not yet" and its block is not missed, for `ms`: no longer than a waiter
+-- blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, count, ms)
+  local more = {}
+  for i = 1, math.min(count, 1000) - rings do
+    more[i] = 1
+  end
+  if #more > 0 then
+    redis.call('RPUSH', bell_key, unpack(more))
     redis.call('PEXPIRE', bell_key, ms)
   end
 end
@@ -150,7 +155,7 @@ if deadline and deadline <= now then
   redis.call('ZREM', leases, token)
   redis.call('HDEL', held, token)
   redis.call('HSET', state, 'used', st.used - permits)
-  ring_bell(bell, rings, 60000)
+  ring_bell(bell, rings, 1, 60000)
   return false
 end
 redis.call('ZADD', leases, now + lease, token)

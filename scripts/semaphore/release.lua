@@ -21,7 +21,7 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits ring_bell ring_times shown
+--- @uses semaphore_state held_permits ring_bell shown
 --- @complexity O(log N), N = the holdings and waiters
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
@@ -45,14 +45,19 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Rings bell `bell_key` (a list) once, unless a ring already waits in it (`rings`, its
--- LLEN, read before the first write): the one waiter blocked on it the longest (BLPOP)
--- wakes and runs its script again, and the others keep blocking. With nobody blocked the
--- ring stays until the next waiter blocks, so a ring between a "not yet" and its block
--- is not missed, for `ms`: no longer than a waiter blocks before it runs again anyway.
-local function ring_bell(bell_key, rings, ms)
-  if rings == 0 then
-    redis.call('RPUSH', bell_key, 1)
+-- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings` (its
+-- LLEN, read before the first write) being there already: each ring wakes the one waiter
+-- blocked on it the longest (BLPOP), which runs its script again, and the others keep
+-- blocking. With nobody blocked a ring stays until the next waiter blocks, so a ring
+-- between a "not yet" and its block is not missed, for `ms`: no longer than a waiter
+-- blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, count, ms)
+  local more = {}
+  for i = 1, math.min(count, 1000) - rings do
+    more[i] = 1
+  end
+  if #more > 0 then
+    redis.call('RPUSH', bell_key, unpack(more))
     redis.call('PEXPIRE', bell_key, ms)
   end
 end
@@ -94,20 +99,6 @@ local function held_permits(held_key, holder)
       .. shown(holder) .. ', not a whole number from 1 to 1000')
   end
   return permits
-end
--- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings`
--- (its LLEN, read before the first write) being there already: each ring wakes one waiter
--- blocked on it, so permits that come back wake as many waiters as they can let in, and
--- no more. The bell goes after a minute without a ring.
-local function ring_times(bell_key, rings, count)
-  local more = {}
-  for i = 1, math.min(count, 1000) - rings do
-    more[i] = 1
-  end
-  if #more > 0 then
-    redis.call('RPUSH', bell_key, unpack(more))
-    redis.call('PEXPIRE', bell_key, 60000)
-  end
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -177,9 +168,9 @@ if placed then
   redis.call('ZREM', places, token)
 end
 if behind then
-  ring_bell(turn, turn_rings, 1000)
+  ring_bell(turn, turn_rings, 1, 1000)
 end
 if permits > 0 then
-  ring_times(bell, rings, math.min(permits, redis.call('ZCARD', places)))
+  ring_bell(bell, rings, math.min(permits, redis.call('ZCARD', places)), 60000)
 end
 return permits

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_dba7c3632cd9"
+LIBRARY = "redis_patterns_v0_1_0_c93262a4958e"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "366c1011ead47cb930cc04b8ee9c0cbf9e571bb0"
+MANIFEST_SHA1 = "80773ba40b106d0870e1998e89ccd13013d247c1"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

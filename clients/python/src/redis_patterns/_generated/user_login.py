@@ -36,7 +36,7 @@ LOGIN = _rt.Script(
     "user_login/login",
     path="scripts/user_login/login.lua",
     sha1="a234d6b1a21ef69f033c1e7d5d1fa337f2b9e697",
-    function="rp_v0_1_0_dba7c3632cd9__user_login__login",
+    function="rp_v0_1_0_c93262a4958e__user_login__login",
     read_only=False,
     keys=(4, 4),
     key_names=("ids", "counts", "last", "recent"),

@@ -16,10 +16,10 @@
 --- @error BAD_CAPACITY                not an integer within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE                   `state` holds a field these scripts never write
---- @uses semaphore_state ring_times
+--- @uses semaphore_state ring_bell
 --- @complexity O(1)
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- redis-patterns-codegen; semaphore/_shared.lua of the scripts folder).
+-- redis-patterns-codegen; _shared.lua and semaphore/_shared.lua of the scripts folder).
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -39,6 +39,22 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
+end
+-- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings` (its
+-- LLEN, read before the first write) being there already: each ring wakes the one waiter
+-- blocked on it the longest (BLPOP), which runs its script again, and the others keep
+-- blocking. With nobody blocked a ring stays until the next waiter blocks, so a ring
+-- between a "not yet" and its block is not missed, for `ms`: no longer than a waiter
+-- blocks before it runs again anyway.
+local function ring_bell(bell_key, rings, count, ms)
+  local more = {}
+  for i = 1, math.min(count, 1000) - rings do
+    more[i] = 1
+  end
+  if #more > 0 then
+    redis.call('RPUSH', bell_key, unpack(more))
+    redis.call('PEXPIRE', bell_key, ms)
+  end
 end
 -- The semaphore's state as `state_key` keeps it: { capacity = nil when never set, used =
 -- the permits held, seq = the queue's last ticket }; nil and an error reply when a field
@@ -64,20 +80,6 @@ local function semaphore_state(state_key)
       .. ' holds a field these scripts never write (they write capacity, used and seq)')
   end
   return st
-end
--- Rings bell `bell_key` (a list) until it holds `count` rings (at most 1,000), `rings`
--- (its LLEN, read before the first write) being there already: each ring wakes one waiter
--- blocked on it, so permits that come back wake as many waiters as they can let in, and
--- no more. The bell goes after a minute without a ring.
-local function ring_times(bell_key, rings, count)
-  local more = {}
-  for i = 1, math.min(count, 1000) - rings do
-    more[i] = 1
-  end
-  if #more > 0 then
-    redis.call('RPUSH', bell_key, unpack(more))
-    redis.call('PEXPIRE', bell_key, 60000)
-  end
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -111,5 +113,5 @@ if not st then
   return err
 end
 redis.call('HSET', state, 'capacity', capacity)
-ring_times(bell, rings, math.min(capacity - (st.capacity or 0), waiting))
+ring_bell(bell, rings, math.min(capacity - (st.capacity or 0), waiting), 60000)
 return st.capacity or false
