@@ -75,7 +75,7 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "a6ac1720842393b012e3ffc0b919794629db7904",
+        sha1: "fc919c2f999ddf70f13e183a32ee7fceea83e637",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
@@ -116,7 +116,7 @@ pub mod app_log {
     #[doc = " the message is counted and pushed to the recent log (`<ms> <message>`, the last"]
     #[doc = " `keep` kept)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `a6ac1720842393b012e3ffc0b919794629db7904`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `fc919c2f999ddf70f13e183a32ee7fceea83e637`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -415,7 +415,7 @@ pub mod barrier {
     pub static ARRIVE: crate::Script = crate::Script {
         name: "barrier/arrive",
         path: "scripts/barrier/arrive.lua",
-        sha1: "3b9481c9a7faa9a3193cea34960d291e6907b288",
+        sha1: "190f5e04c269d11bb4c7edc732d17f2d65c2c9f6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/arrive.lua")),
         flags: &[],
         summary: "Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.",
@@ -470,7 +470,7 @@ pub mod barrier {
     #[doc = " broken: its outcome is forgotten). Ended generations append to `wake`, which wakes"]
     #[doc = " every waiter at once; none depends on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `3b9481c9a7faa9a3193cea34960d291e6907b288`)."]
+    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `190f5e04c269d11bb4c7edc732d17f2d65c2c9f6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen (the current generation)"]
@@ -507,7 +507,7 @@ pub mod barrier {
     pub static LEAVE: crate::Script = crate::Script {
         name: "barrier/leave",
         path: "scripts/barrier/leave.lua",
-        sha1: "49949fbf273fd2bad4c90b120d93c8e3ea4b13e0",
+        sha1: "c696c856235f5ae74a13f5396cd91ad79cfb94b7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/leave.lua")),
         flags: &[],
         summary: "Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.",
@@ -542,7 +542,7 @@ pub mod barrier {
     #[doc = " the next generation begins. A party that was not waiting (released, broken, or never"]
     #[doc = " there) changes nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `49949fbf273fd2bad4c90b120d93c8e3ea4b13e0`)."]
+    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `c696c856235f5ae74a13f5396cd91ad79cfb94b7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -572,7 +572,7 @@ pub mod barrier {
     pub static RESET: crate::Script = crate::Script {
         name: "barrier/reset",
         path: "scripts/barrier/reset.lua",
-        sha1: "e364312f268745949c967a8d044d6835a8ab282b",
+        sha1: "7dc62540f4468f297c03d0e844bb9937278d091f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/reset.lua")),
         flags: &[],
         summary: "Breaks the barrier's current generation if a party waits in it; nil when none does.",
@@ -603,7 +603,7 @@ pub mod barrier {
     #[doc = " next run (woken through `wake`), and the next generation begins; with no party"]
     #[doc = " waiting, nothing changes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `e364312f268745949c967a8d044d6835a8ab282b`)."]
+    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `7dc62540f4468f297c03d0e844bb9937278d091f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -1427,7 +1427,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "7c33ebf6f1bb63e693fa8128cfc5483f78cde443",
+        sha1: "73e4231ec29650d6c155e4ade6d6638fcee448d1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` in its turn (`fifo`) or whenever it is free (`any`), or says what to wait on.",
@@ -1488,7 +1488,7 @@ pub mod fair_lock {
     #[doc = " `cancel`. Uncontended (the lock free, nobody waiting) the call takes the lock without"]
     #[doc = " touching the queue's keys."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `7c33ebf6f1bb63e693fa8128cfc5483f78cde443`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `73e4231ec29650d6c155e4ade6d6638fcee448d1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1649,7 +1649,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "0087e7db750248787eb173d43d7ae90c8d7283cf",
+        sha1: "4e82139d7412112175ee40cb587d8ae850e5f7ff",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the next in line, or one barging waiter.",
@@ -1686,7 +1686,7 @@ pub mod fair_lock {
     #[doc = " blocked the longest. A ring nobody was blocked for stays a second (`turn`) or a"]
     #[doc = " minute (`bell`), so a waiter that blocks just after still wakes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `0087e7db750248787eb173d43d7ae90c8d7283cf`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `4e82139d7412112175ee40cb587d8ae850e5f7ff`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -5484,7 +5484,7 @@ pub mod reliable_topic {
     pub static ACK: crate::Script = crate::Script {
         name: "reliable_topic/ack",
         path: "scripts/reliable_topic/ack.lua",
-        sha1: "454c07941ad0d6deebab38a5852661dc06fa0afc",
+        sha1: "658f8022738f9894a9d12c9b5233b7ae99636d11",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/ack.lua")),
         flags: &[],
         summary: "Acknowledges the messages up to one the subscription read: true, or false when it had already.",
@@ -5529,7 +5529,7 @@ pub mod reliable_topic {
     #[doc = " subscriptions whose lease ran out. An ack of a message at or before the position"]
     #[doc = " moves nothing (false), but still trims: acks may come twice."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `454c07941ad0d6deebab38a5852661dc06fa0afc`)."]
+    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `658f8022738f9894a9d12c9b5233b7ae99636d11`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5568,7 +5568,7 @@ pub mod reliable_topic {
     pub static POLL: crate::Script = crate::Script {
         name: "reliable_topic/poll",
         path: "scripts/reliable_topic/poll.lua",
-        sha1: "6d0642adadc20d9c87b9d8e201d1764bdaabd0fd",
+        sha1: "4efd1a5490021cb14829a3abdf6a8345f957d1ff",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/poll.lua")),
         flags: &[],
         summary: "Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages).",
@@ -5616,7 +5616,7 @@ pub mod reliable_topic {
     #[doc = " so that one call stays short (about a millisecond of server time at 1 kB each): a"]
     #[doc = " subscriber behind by more polls again after its ack."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `6d0642adadc20d9c87b9d8e201d1764bdaabd0fd`)."]
+    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `4efd1a5490021cb14829a3abdf6a8345f957d1ff`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5718,7 +5718,7 @@ pub mod reliable_topic {
     pub static SUBSCRIBE: crate::Script = crate::Script {
         name: "reliable_topic/subscribe",
         path: "scripts/reliable_topic/subscribe.lua",
-        sha1: "cfa44dd6e9e8e03d5b6310fa857c8a401aecb0f8",
+        sha1: "1d82257c5c06166f22841816cb3126b14bf205dc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/subscribe.lua")),
         flags: &[],
         summary: "Starts a subscription, or renews the one of that name: whether it is new, and where it reads from.",
@@ -5763,7 +5763,7 @@ pub mod reliable_topic {
     #[doc = " `ack.lua`, and waits for messages with `XREAD BLOCK <ms> STREAMS <stream> <id>` from"]
     #[doc = " the id `poll.lua` answered: never pub/sub."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `cfa44dd6e9e8e03d5b6310fa857c8a401aecb0f8`)."]
+    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `1d82257c5c06166f22841816cb3126b14bf205dc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5800,7 +5800,7 @@ pub mod reliable_topic {
     pub static UNSUBSCRIBE: crate::Script = crate::Script {
         name: "reliable_topic/unsubscribe",
         path: "scripts/reliable_topic/unsubscribe.lua",
-        sha1: "1ecd6369897238392b9566ff2cb85e1f5a3b9c55",
+        sha1: "caf301a42e53908c312e1c0e101dc4ae8d29a85b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/unsubscribe.lua")),
         flags: &[],
         summary: "Ends a subscription: true when there was one.",
@@ -5834,7 +5834,7 @@ pub mod reliable_topic {
     #[doc = " trimmed to the slowest one left, at most 1000 messages, as `ack.lua` trims); its"]
     #[doc = " position is forgotten, and a later `subscribe.lua` with its name starts anew."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/unsubscribe.lua` (`reliable_topic/unsubscribe`, SHA1 `1ecd6369897238392b9566ff2cb85e1f5a3b9c55`)."]
+    #[doc = " Runs `scripts/reliable_topic/unsubscribe.lua` (`reliable_topic/unsubscribe`, SHA1 `caf301a42e53908c312e1c0e101dc4ae8d29a85b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5922,7 +5922,7 @@ pub mod resource_pool {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "resource_pool/acquire",
         path: "scripts/resource_pool/acquire.lua",
-        sha1: "0b2f967e787dc5bffacb309cf6db345d558eedec",
+        sha1: "22db63f2e6528c958831e00bfb8efd00f95a2bb6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire.lua")),
         flags: &[],
         summary: "Takes an available resource and marks it held, with no lease; nil when none is left.",
@@ -5956,7 +5956,7 @@ pub mod resource_pool {
     #[doc = " reclaiming up to `limit` expired leases, no resource was available. The resource"]
     #[doc = " stays held until `release.lua` frees it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `0b2f967e787dc5bffacb309cf6db345d558eedec`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `22db63f2e6528c958831e00bfb8efd00f95a2bb6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -5985,7 +5985,7 @@ pub mod resource_pool {
     pub static ACQUIRE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/acquire_lease",
         path: "scripts/resource_pool/acquire_lease.lua",
-        sha1: "4d73d61e3a5b9dbf28b17f186580ed699414b188",
+        sha1: "0c8fb7bdb1d1b30b4496dd46afbe4d54926ad157",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire_lease.lua")),
         flags: &[],
         summary: "Takes an available resource for `ttl` under the caller's `token`; nil when none is left.",
@@ -6023,7 +6023,7 @@ pub mod resource_pool {
     #[doc = " (`release_lease.lua`, `extend_lease.lua`). Up to `limit` expired leases are reclaimed"]
     #[doc = " before picking, so nil means every resource is held by a live holder."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `4d73d61e3a5b9dbf28b17f186580ed699414b188`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `0c8fb7bdb1d1b30b4496dd46afbe4d54926ad157`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6113,7 +6113,7 @@ pub mod resource_pool {
     pub static DISASSOCIATE: crate::Script = crate::Script {
         name: "resource_pool/disassociate",
         path: "scripts/resource_pool/disassociate.lua",
-        sha1: "1785cf226ba657f37aac58977e147417fcfee3cb",
+        sha1: "100603da9768af249c87b436f91a673b461e2ae1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/disassociate.lua")),
         flags: &[],
         summary: "Removes `resource` from the pool, available or held, with its lease if it has one.",
@@ -6145,7 +6145,7 @@ pub mod resource_pool {
     #[doc = " both sets; this also drops its lease and its holder's token, so that an expired lease"]
     #[doc = " cannot bring it back into the pool later."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `1785cf226ba657f37aac58977e147417fcfee3cb`)."]
+    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `100603da9768af249c87b436f91a673b461e2ae1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6294,7 +6294,7 @@ pub mod resource_pool {
     pub static RECLAIM: crate::Script = crate::Script {
         name: "resource_pool/reclaim",
         path: "scripts/resource_pool/reclaim.lua",
-        sha1: "76d280c80b8bf2b16d5d84fd456c4c2ec93ec601",
+        sha1: "aee6dfdcbbc1dacd50cdbef61623521762432d73",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/reclaim.lua")),
         flags: &[],
         summary: "Returns resources whose lease ran out to the pool, at most `limit` of them.",
@@ -6328,7 +6328,7 @@ pub mod resource_pool {
     #[doc = " holder can no longer release it. `acquire.lua` and `acquire_lease.lua` do the same"]
     #[doc = " for a few leases before they pick; call this to tidy a pool nobody acquires from."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `76d280c80b8bf2b16d5d84fd456c4c2ec93ec601`)."]
+    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `aee6dfdcbbc1dacd50cdbef61623521762432d73`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6417,7 +6417,7 @@ pub mod resource_pool {
     pub static RELEASE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/release_lease",
         path: "scripts/resource_pool/release_lease.lua",
-        sha1: "28ac03392702984d0b40b3bc9fc17e7c89ec8765",
+        sha1: "ba0968b42bf22fbf84a1414889290bf5426cbeee",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/release_lease.lua")),
         flags: &[],
         summary: "Returns a leased resource to the pool if, and only if, it is still held with `token`.",
@@ -6452,7 +6452,7 @@ pub mod resource_pool {
     #[doc = " deadline is not checked: a holder whose lease has passed but was not reclaimed yet"]
     #[doc = " still holds the resource."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `28ac03392702984d0b40b3bc9fc17e7c89ec8765`)."]
+    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `ba0968b42bf22fbf84a1414889290bf5426cbeee`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -6844,7 +6844,7 @@ pub mod rw_lock {
     pub static ACQUIRE_READ: crate::Script = crate::Script {
         name: "rw_lock/acquire_read",
         path: "scripts/rw_lock/acquire_read.lua",
-        sha1: "9148ea50b040a134cd1ea60d1d314fac69fc7cd9",
+        sha1: "1920fdcf018a5bd6796c574dc2635866022352ad",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_read.lua")),
         flags: &[],
         summary: "Takes a read hold under `token` for `lease`, or says what to wait on.",
@@ -6893,7 +6893,7 @@ pub mod rw_lock {
     #[doc = " wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at"]
     #[doc = " most before calling again (the time to the lease or place that stands in the way)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `9148ea50b040a134cd1ea60d1d314fac69fc7cd9`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `1920fdcf018a5bd6796c574dc2635866022352ad`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -6931,7 +6931,7 @@ pub mod rw_lock {
     pub static ACQUIRE_WRITE: crate::Script = crate::Script {
         name: "rw_lock/acquire_write",
         path: "scripts/rw_lock/acquire_write.lua",
-        sha1: "c74ee28ec525b51a1dc19cd3b9634db4016dc208",
+        sha1: "a7b59de71fc7b837c0c0b0759618a971206e465f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_write.lua")),
         flags: &[],
         summary: "Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on.",
@@ -6982,7 +6982,7 @@ pub mod rw_lock {
     #[doc = " first and `downgrade`. Up to `limit` lapsed read holds and `limit` lapsed writer places"]
     #[doc = " are dropped first (the earliest first); dropping any wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `c74ee28ec525b51a1dc19cd3b9634db4016dc208`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `a7b59de71fc7b837c0c0b0759618a971206e465f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7022,7 +7022,7 @@ pub mod rw_lock {
     pub static DOWNGRADE: crate::Script = crate::Script {
         name: "rw_lock/downgrade",
         path: "scripts/rw_lock/downgrade.lua",
-        sha1: "c997e3d5262885324bf3f273812f5ecf20d238c0",
+        sha1: "eb3dbb62abeac2b4c2799f2781a7121a73007370",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/downgrade.lua")),
         flags: &[],
         summary: "Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.",
@@ -7059,7 +7059,7 @@ pub mod rw_lock {
     #[doc = " writers wait for its read holds. Its fencing token stays the last one handed out until"]
     #[doc = " the next write hold."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `c997e3d5262885324bf3f273812f5ecf20d238c0`)."]
+    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `eb3dbb62abeac2b4c2799f2781a7121a73007370`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7429,7 +7429,7 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "63fed721d5f39ff48f146e08dc8de01c60d0ff96",
+        sha1: "56cbc6f825c5b15471171aceaf0f52ef71ebc837",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
@@ -7496,7 +7496,7 @@ pub mod semaphore {
     #[doc = " behind it. A dropped place wakes nobody: the reply's ms already end at the earliest"]
     #[doc = " place or lease that can lapse."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `63fed721d5f39ff48f146e08dc8de01c60d0ff96`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `56cbc6f825c5b15471171aceaf0f52ef71ebc837`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7539,7 +7539,7 @@ pub mod semaphore {
     pub static EXTEND: crate::Script = crate::Script {
         name: "semaphore/extend",
         path: "scripts/semaphore/extend.lua",
-        sha1: "6a145a8b9fae4548364f5526d6cd1e6939f83a30",
+        sha1: "dadba123b630c14b04f3eee9b0bff55d781e8bb0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
         flags: &[],
         summary: "Sets the lease of the permits `token` holds to `lease` from now.",
@@ -7576,7 +7576,7 @@ pub mod semaphore {
     #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
     #[doc = " answers nil, as it does for a token that holds nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `6a145a8b9fae4548364f5526d6cd1e6939f83a30`)."]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `dadba123b630c14b04f3eee9b0bff55d781e8bb0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7609,7 +7609,7 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "6d0eeb1920bc911e96f2cb63c7c35a013029ee0f",
+        sha1: "0974e03fc234253890c6c7aae263e5a3e084913a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
@@ -7650,7 +7650,7 @@ pub mod semaphore {
     #[doc = " gives up calls this too: its place goes, and the one behind it in line, blocked on its"]
     #[doc = " turn key, is rung and moves up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `6d0eeb1920bc911e96f2cb63c7c35a013029ee0f`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `0974e03fc234253890c6c7aae263e5a3e084913a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7749,7 +7749,7 @@ pub mod semaphore {
     pub static STATE: crate::Script = crate::Script {
         name: "semaphore/state",
         path: "scripts/semaphore/state.lua",
-        sha1: "30c09241a6d82383d598ccc0f7364422b8afe959",
+        sha1: "8043564348623a6f846d4aaa6359a406c39ea63d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/state.lua")),
         flags: &["no-writes", ],
         summary: "Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters.",
@@ -7782,7 +7782,7 @@ pub mod semaphore {
     #[doc = " holding is left to reclaim, they are the sum of the live ones. Reads every holding:"]
     #[doc = " at most 1,000, as each holds a permit at least and the capacity is at most 1,000."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `30c09241a6d82383d598ccc0f7364422b8afe959`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `8043564348623a6f846d4aaa6359a406c39ea63d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -8322,7 +8322,7 @@ pub mod short_url {
     pub static CLAIM: crate::Script = crate::Script {
         name: "short_url/claim",
         path: "scripts/short_url/claim.lua",
-        sha1: "8c9a5f2878b05aff244ac488b9e0ec2b07814ee5",
+        sha1: "d6146dcd2b1e86a96d69c1c0f61db42dd6fbe7a6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/claim.lua")),
         flags: &[],
         summary: "Gives `url` the custom short id `slug`, unless a live link holds it.",
@@ -8363,7 +8363,7 @@ pub mod short_url {
     #[doc = " often as it allows is free again: that link is deleted. A number's base62 id taken as"]
     #[doc = " a slug is skipped by `shorten.lua` later, so the two never collide."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `8c9a5f2878b05aff244ac488b9e0ec2b07814ee5`)."]
+    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `d6146dcd2b1e86a96d69c1c0f61db42dd6fbe7a6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8400,7 +8400,7 @@ pub mod short_url {
     pub static PURGE: crate::Script = crate::Script {
         name: "short_url/purge",
         path: "scripts/short_url/purge.lua",
-        sha1: "da58efd0c36b3c4d1d7bc959dd95d9f296675b02",
+        sha1: "fbfd03695e734443d13cc3562ed53ed3d0ffc6b2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/purge.lua")),
         flags: &[],
         summary: "Deletes up to `limit` links that have expired, with their counts; how many it deleted.",
@@ -8433,7 +8433,7 @@ pub mod short_url {
     #[doc = " visits after it expired stays until this runs. Call it now and then (each call does"]
     #[doc = " bounded work), or until it answers less than `limit`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `da58efd0c36b3c4d1d7bc959dd95d9f296675b02`)."]
+    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `fbfd03695e734443d13cc3562ed53ed3d0ffc6b2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8463,7 +8463,7 @@ pub mod short_url {
     pub static RESTORE: crate::Script = crate::Script {
         name: "short_url/restore",
         path: "scripts/short_url/restore.lua",
-        sha1: "3942a4be15a833e41388eec6e68243f68993ee88",
+        sha1: "d7cc9d0377398f5d319eef7c14cb2f9bcb6be899",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/restore.lua")),
         flags: &["no-writes", ],
         summary: "The URL of a short id, without counting a visit (the book's `UrlShorty.restore`).",
@@ -8496,7 +8496,7 @@ pub mod short_url {
     #[doc = " 《Redis 应用实例》 chapter 20. The book's is one HGET; here a link that has expired or"]
     #[doc = " is used up answers nil, as `visit.lua` would, and nothing is written."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `3942a4be15a833e41388eec6e68243f68993ee88`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `d7cc9d0377398f5d319eef7c14cb2f9bcb6be899`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8527,7 +8527,7 @@ pub mod short_url {
     pub static SHORTEN: crate::Script = crate::Script {
         name: "short_url/shorten",
         path: "scripts/short_url/shorten.lua",
-        sha1: "7b342a0ccc06484c5f3f4f021073dbb6fca36bc0",
+        sha1: "d8708b48777725eced6022096cb84d7ca9141b76",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/shorten.lua")),
         flags: &[],
         summary: "Gives `url` a new short id: base62 of the next number (the book's `UrlShorty.shorten`).",
@@ -8567,7 +8567,7 @@ pub mod short_url {
     #[doc = " after `ttl` or allow at most `max_visits` visits (`visit.lua` enforces both), and an id"]
     #[doc = " that a custom slug already holds (`claim.lua`) is skipped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `7b342a0ccc06484c5f3f4f021073dbb6fca36bc0`)."]
+    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `d8708b48777725eced6022096cb84d7ca9141b76`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `{<name>}:id_counter`): the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1"]
@@ -8667,7 +8667,7 @@ pub mod short_url {
     pub static VISIT: crate::Script = crate::Script {
         name: "short_url/visit",
         path: "scripts/short_url/visit.lua",
-        sha1: "6b96bf9388637481925ded6436194e3ceaae2ecf",
+        sha1: "ff6d84b4b4166dcf69dc9e0e7b925cad2ca95b45",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/visit.lua")),
         flags: &[],
         summary: "Follows a short link: its URL, counting the visit; nil when there is none, or it has expired or is used up.",
@@ -8703,7 +8703,7 @@ pub mod short_url {
     #[doc = " expired is deleted (with its count); a used-up link is kept, so its count can still be"]
     #[doc = " read, and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `6b96bf9388637481925ded6436194e3ceaae2ecf`)."]
+    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `ff6d84b4b4166dcf69dc9e0e7b925cad2ca95b45`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -8867,7 +8867,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "9d2c10f9d08819f043264726904af3ac3da7aeb7",
+        sha1: "9f593ca7b5979e3f7f6f6861bd761d5e5d9c5b63",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -8908,7 +8908,7 @@ pub mod stats {
     #[doc = " A writer whose `now` is in an earlier hour counts into the current hour, as the"]
     #[doc = " book's does: hours only move forward."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `9d2c10f9d08819f043264726904af3ac3da7aeb7`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `9f593ca7b5979e3f7f6f6861bd761d5e5d9c5b63`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -9757,7 +9757,7 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "a234d6b1a21ef69f033c1e7d5d1fa337f2b9e697",
+        sha1: "bc436faff2b6fbb1ad864af7da91f662aecd5fda",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.",
@@ -9795,7 +9795,7 @@ pub mod user_login {
     #[doc = " and the ranking are one sorted set, so they never disagree. A name that was never"]
     #[doc = " registered records nothing and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `a234d6b1a21ef69f033c1e7d5d1fa337f2b9e697`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `bc436faff2b6fbb1ad864af7da91f662aecd5fda`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -9896,7 +9896,7 @@ pub mod vote {
     pub static CAST: crate::Script = crate::Script {
         name: "vote/cast",
         path: "scripts/vote/cast.lua",
-        sha1: "0b8e079b7ec1011466828bc3b01ebc377b069dff",
+        sha1: "d64a5964a17de0de07968273123dff610220c33d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/cast.lua")),
         flags: &[],
         summary: "Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.",
@@ -9940,7 +9940,7 @@ pub mod vote {
     #[doc = " A vote changes when it is new on its side (a switch included), or, for `none`, when the"]
     #[doc = " user had voted."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `0b8e079b7ec1011466828bc3b01ebc377b069dff`)."]
+    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `d64a5964a17de0de07968273123dff610220c33d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -9975,7 +9975,7 @@ pub mod vote {
     pub static FORGET: crate::Script = crate::Script {
         name: "vote/forget",
         path: "scripts/vote/forget.lua",
-        sha1: "09e449644137704a20b690764f30564aea28d140",
+        sha1: "089fc347842d7f250426347049c64af0638d4dd1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/forget.lua")),
         flags: &[],
         summary: "Forgets a subject: its votes, its posting time and its place in both rankings.",
@@ -10007,7 +10007,7 @@ pub mod vote {
     #[doc = " Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big"]
     #[doc = " one is freed in the background."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `09e449644137704a20b690764f30564aea28d140`)."]
+    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `089fc347842d7f250426347049c64af0638d4dd1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -10037,7 +10037,7 @@ pub mod vote {
     pub static POST: crate::Script = crate::Script {
         name: "vote/post",
         path: "scripts/vote/post.lua",
-        sha1: "ec6ed4bc889ae4b17e0944044f5648e17c53e21d",
+        sha1: "d569221fa647225f33f37330043ecfa49b7567cb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/post.lua")),
         flags: &[],
         summary: "Sets when a subject was posted, which its \"hot\" rank depends on, and ranks it.",
@@ -10072,7 +10072,7 @@ pub mod vote {
     #[doc = " (cast.lua); posting it first puts it in both rankings before any vote, at the time it"]
     #[doc = " was really posted. Posting again moves the time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `ec6ed4bc889ae4b17e0944044f5648e17c53e21d`)."]
+    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `d569221fa647225f33f37330043ecfa49b7567cb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -10673,7 +10673,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "9194cbec145a463e239e7ad8042fa2ccc1a82464",
+        sha1: "f2501229082555d831d0a3f15b715d922d5eef4e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10724,7 +10724,7 @@ pub mod work_queue {
     #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
     #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `9194cbec145a463e239e7ad8042fa2ccc1a82464`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `f2501229082555d831d0a3f15b715d922d5eef4e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10766,7 +10766,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "1b29cf30c2dcfad056fcfe33fc07b07d56c07679",
+        sha1: "3f167e0486de18632e7863baf13c19444dd359eb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10815,7 +10815,7 @@ pub mod work_queue {
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `1b29cf30c2dcfad056fcfe33fc07b07d56c07679`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `3f167e0486de18632e7863baf13c19444dd359eb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10854,7 +10854,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "08340beb2011b0aad17763a07701c8ab7a9180a2",
+        sha1: "1cc647b754a4627445182fd2be829a504f7845da",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -10907,7 +10907,7 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `08340beb2011b0aad17763a07701c8ab7a9180a2`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `1cc647b754a4627445182fd2be829a504f7845da`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10944,7 +10944,7 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "f213d0d334dab6ca73671c16c86464a6febfe530",
+        sha1: "4294003d262fa909cc3eea6d36ae3abcad90ef3e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
@@ -10981,7 +10981,7 @@ pub mod work_queue {
     #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `f213d0d334dab6ca73671c16c86464a6febfe530`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `4294003d262fa909cc3eea6d36ae3abcad90ef3e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11014,11 +11014,11 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "93ba7371340628574bb749074b9258cd58663e73",
+        sha1: "3e0738f9d9684313b6bfc4b674e6f2259f3346e3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Changes the queue's settings that it is given, and keeps the others.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the\nmetrics window, the events cap, the results' bounds and group turns. They live in\n`jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with\nother code applies the same limits, and a change takes effect on the next `take`. An\nempty argument leaves its setting as it is: the merge happens here, in one call, so\ntwo operators who change different settings at the same moment both keep their change.\nUntil this runs the queue has no limits, keeps at most 10,000 dead jobs for at most\n180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands\neach). A new queue rate starts its ring of start times anew (the old start times stay,\nat most 1,000, until a later ring overwrites them or the queue is deleted). A new\nmetrics window keeps the totals and the slots of the minutes it still covers (each\nslot names its minute, so one of another minute reads as 0); the slots beyond a\nsmaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 100 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the\nmetrics window, the events cap, the results' bounds and group turns. They live in\n`jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and\n`take.lua` reads them on every call, so a worker deployed with other code applies the\nsame limits, and a change takes effect on the next `take`. Settings that an earlier\nversion wrote as text are read as before, and written again in the new form here. An\nempty argument leaves its setting as it is: the merge happens here, in one call, so\ntwo operators who change different settings at the same moment both keep their change.\nUntil this runs the queue has no limits, keeps at most 10,000 dead jobs for at most\n180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands\neach). A new queue rate starts its ring of start times anew (the old start times stay,\nat most 1,000, until a later ring overwrites them or the queue is deleted). A new\nmetrics window keeps the totals and the slots of the minutes it still covers (each\nslot names its minute, so one of another minute reads as 0); the slots beyond a\nsmaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 100 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -11072,8 +11072,10 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,"]
     #[doc = " its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the"]
     #[doc = " metrics window, the events cap, the results' bounds and group turns. They live in"]
-    #[doc = " `jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with"]
-    #[doc = " other code applies the same limits, and a change takes effect on the next `take`. An"]
+    #[doc = " `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and"]
+    #[doc = " `take.lua` reads them on every call, so a worker deployed with other code applies the"]
+    #[doc = " same limits, and a change takes effect on the next `take`. Settings that an earlier"]
+    #[doc = " version wrote as text are read as before, and written again in the new form here. An"]
     #[doc = " empty argument leaves its setting as it is: the merge happens here, in one call, so"]
     #[doc = " two operators who change different settings at the same moment both keep their change."]
     #[doc = " Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most"]
@@ -11100,7 +11102,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `93ba7371340628574bb749074b9258cd58663e73`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `3e0738f9d9684313b6bfc4b674e6f2259f3346e3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11156,7 +11158,7 @@ pub mod work_queue {
     pub static COUNTS: crate::Script = crate::Script {
         name: "work_queue/counts",
         path: "scripts/work_queue/counts.lua",
-        sha1: "d4150a371edf41c61b3bea14b1b667fc14159734",
+        sha1: "939cf5cedc46c09db09ef427d4020e530e5bfc0b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/counts.lua")),
         flags: &["no-writes", ],
         summary: "Counts the jobs in each state, at one instant.",
@@ -11186,7 +11188,7 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators and dashboards. A leased job whose lease ran out"]
     #[doc = " counts as leased until a `take.lua` call hands it back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `d4150a371edf41c61b3bea14b1b667fc14159734`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `939cf5cedc46c09db09ef427d4020e530e5bfc0b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11212,7 +11214,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "561358b10e9cd2b2f24b1f8f26a687935f1a7d72",
+        sha1: "3db54c3c34a4ccff581ed51adca2fc2529ed0d97",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11262,7 +11264,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `561358b10e9cd2b2f24b1f8f26a687935f1a7d72`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `3db54c3c34a4ccff581ed51adca2fc2529ed0d97`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11513,7 +11515,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "496ef63a3b1f858acb427e2be48167925de22e46",
+        sha1: "765df9f9024952d40e22df147b4d8da8045b1c9d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11573,7 +11575,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `496ef63a3b1f858acb427e2be48167925de22e46`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `765df9f9024952d40e22df147b4d8da8045b1c9d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11616,7 +11618,7 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "b0fe1984d597bbb057321a0d258dec5c0569b983",
+        sha1: "d87c636427e142c9f970a8b4cfec7150376768ab",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error, payload, progress and children.",
@@ -11650,7 +11652,7 @@ pub mod work_queue {
     #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
     #[doc = " out, or when a job died; waiting and parked jobs have none."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `b0fe1984d597bbb057321a0d258dec5c0569b983`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `d87c636427e142c9f970a8b4cfec7150376768ab`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -11681,7 +11683,7 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "8c67d26aeebc5affd616809d5bef9e379d630c60",
+        sha1: "412912876495620abfbe1183b29bdc1917390838",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
@@ -11722,7 +11724,7 @@ pub mod work_queue {
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `8c67d26aeebc5affd616809d5bef9e379d630c60`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `412912876495620abfbe1183b29bdc1917390838`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11759,7 +11761,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "42be83bc028c2c95cf051c747be854750d5ba62f",
+        sha1: "e4cbcd105660e4704b7d72bfb2c9a6dc4b80a767",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11805,7 +11807,7 @@ pub mod work_queue {
     #[doc = " first in `turns` (the older of the two when both wait); nil when no job waits, or for a"]
     #[doc = " job that `add.lua` did not stamp (one added before it stamped every job)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `42be83bc028c2c95cf051c747be854750d5ba62f`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `e4cbcd105660e4704b7d72bfb2c9a6dc4b80a767`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11840,7 +11842,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "93baaf5777769590604d35fbf1c1f2338315dd75",
+        sha1: "2a65fe79705b22212b89bd3b8b25458b88d4ec0e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11897,7 +11899,7 @@ pub mod work_queue {
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `93baaf5777769590604d35fbf1c1f2338315dd75`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2a65fe79705b22212b89bd3b8b25458b88d4ec0e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12044,7 +12046,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "a49d583d86f9a112c90d271730a77311689ca0cf",
+        sha1: "0287247adaff1d88736b1706db884c59efbb8552",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -12081,7 +12083,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `a49d583d86f9a112c90d271730a77311689ca0cf`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `0287247adaff1d88736b1706db884c59efbb8552`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12114,7 +12116,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "5254580c5d1777c17ff63f978514be98d250ff8b",
+        sha1: "bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -12159,7 +12161,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `5254580c5d1777c17ff63f978514be98d250ff8b`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `bf7a6435dbb61b47f9b910ebcf575e2353dc54ae`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -12198,7 +12200,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "f0169c2833e5db644f3178456d1007f327ad57f8",
+        sha1: "bd7456c710bc2742cf2afa5ca8d3b83f62a81ded",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -12231,7 +12233,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `f0169c2833e5db644f3178456d1007f327ad57f8`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `bd7456c710bc2742cf2afa5ca8d3b83f62a81ded`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12318,7 +12320,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "2d086b94eae771091a03280468569a534b2d0b8a",
+        sha1: "24783e4dac17d3ac65cf515b7960806fae39df36",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -12352,7 +12354,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `2d086b94eae771091a03280468569a534b2d0b8a`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `24783e4dac17d3ac65cf515b7960806fae39df36`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12443,7 +12445,7 @@ pub mod work_queue {
     pub static RESUME: crate::Script = crate::Script {
         name: "work_queue/resume",
         path: "scripts/work_queue/resume.lua",
-        sha1: "71e4a5d66639c307b052a548b63c7dc02c430a66",
+        sha1: "0fbc259cdc611b7629f594221ae7b54c930eba5c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/resume.lua")),
         flags: &[],
         summary: "Resumes a paused queue: `take.lua` hands out jobs again, and one idle worker wakes.",
@@ -12472,7 +12474,7 @@ pub mod work_queue {
     #[doc = " set, and fills `signal` so that a worker waiting with `BZPOPMIN` wakes at once; its"]
     #[doc = " `take.lua` fills `signal` again while jobs are left, waking the next."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/resume.lua` (`work_queue/resume`, SHA1 `71e4a5d66639c307b052a548b63c7dc02c430a66`)."]
+    #[doc = " Runs `scripts/work_queue/resume.lua` (`work_queue/resume`, SHA1 `0fbc259cdc611b7629f594221ae7b54c930eba5c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; `#paused` is 1 while the queue is paused"]
@@ -12496,7 +12498,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "5c90bf80acf53461d305456c576cc4e312dcee7b",
+        sha1: "b9b1d3fbccb2710bfd4bfa248d54029f5632326e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -12530,7 +12532,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `5c90bf80acf53461d305456c576cc4e312dcee7b`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `b9b1d3fbccb2710bfd4bfa248d54029f5632326e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12685,7 +12687,7 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "07c08adfafb65c2aaeb859df0a30c3ac3e1bdb45",
+        sha1: "cf0b7f9f846688021d808d01368c7db35ab3b42d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
@@ -12723,7 +12725,7 @@ pub mod work_queue {
     #[doc = " already). A leased, dead or blocked job (a flow's parent waiting for its children) is"]
     #[doc = " left alone: its state says why."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `07c08adfafb65c2aaeb859df0a30c3ac3e1bdb45`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `cf0b7f9f846688021d808d01368c7db35ab3b42d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12934,7 +12936,7 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "cb2f1e9d67df4e623bd5e723c8c36cdc12bf97d7",
+        sha1: "216ae439ee297ddf71aebf3bddf10efeb248e1ef",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
@@ -12962,7 +12964,7 @@ pub mod work_queue {
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
     #[doc = " events (0), results kept for an hour and up to 16 KiB, no group turns (0)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `cb2f1e9d67df4e623bd5e723c8c36cdc12bf97d7`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `216ae439ee297ddf71aebf3bddf10efeb248e1ef`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12985,7 +12987,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "e661b8e6497c42568145796b58c57b01c140525d",
+        sha1: "85ce4e91d6f4fcd70b2c53ebfb97ac72de5e5f4c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13103,7 +13105,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `e661b8e6497c42568145796b58c57b01c140525d`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `85ce4e91d6f4fcd70b2c53ebfb97ac72de5e5f4c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -1620,7 +1620,7 @@ fn folded_key_checks_run_in_lua() {
     std::fs::remove_dir_all(&dir).unwrap();
     let fixed = fixed.unwrap();
     assert!(
-        fixed.contains("for i, each in ipairs({ ':left', ':middle', ':right' }) do\n"),
+        fixed.contains("  for i, each in ipairs({ ':left', ':middle', ':right' }) do\n"),
         "{fixed}"
     );
     assert_eq!(too_long(&fixed), Vec::<&str>::new());

@@ -184,11 +184,14 @@ local tag_of_keys = string.match(writer, '^(.+):writer$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:writer, got ' .. shown(writer))
 end
-for i, each in ipairs({ ':readers', ':read_holds', ':intents', ':wake' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in writer, got ' ..
-        shown(KEYS[i + 1]))
+if readers ~= tag_of_keys .. ':readers' or read_holds ~= tag_of_keys .. ':read_holds' or
+    intents ~= tag_of_keys .. ':intents' or wake ~= tag_of_keys .. ':wake' then
+  for i, each in ipairs({ ':readers', ':read_holds', ':intents', ':wake' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in writer, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

@@ -94,11 +94,14 @@ local tag_of_keys = string.match(counter, '^(.+):id_counter$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:id_counter, got ' .. shown(counter))
 end
-for i, each in ipairs({ ':mapping_hash', ':expiries', ':limits' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in counter, got ' ..
-        shown(KEYS[i + 1]))
+if links ~= tag_of_keys .. ':mapping_hash' or expiries ~= tag_of_keys .. ':expiries' or
+    limits ~= tag_of_keys .. ':limits' then
+  for i, each in ipairs({ ':mapping_hash', ':expiries', ':limits' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in counter, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

@@ -122,11 +122,14 @@ local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:mapping_hash, got ' .. shown(links))
 end
-for i, each in ipairs({ ':expiries', ':limits', ':visits' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
-        shown(KEYS[i + 1]))
+if expiries ~= tag_of_keys .. ':expiries' or limits ~= tag_of_keys .. ':limits' or
+    visits ~= tag_of_keys .. ':visits' then
+  for i, each in ipairs({ ':expiries', ':limits', ':visits' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in links, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

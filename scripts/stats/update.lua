@@ -161,11 +161,13 @@ end
 if stats == '' or not string.find(stats, '^[^{]*{[^}]+}') or not key_group_fits(stats, { '', ':', ':', '' }) then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<prefix>:<context>:<kind>}, got ' .. shown(stats))
 end
-for i, each in ipairs({ ':start', ':last', ':pstart' }) do
-  if KEYS[i + 1] ~= stats .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<prefix>:<context>:<kind>}' .. each ..
-        ' with the hash tag as in stats, got ' .. shown(KEYS[i + 1]))
+if start ~= stats .. ':start' or last ~= stats .. ':last' or pstart ~= stats .. ':pstart' then
+  for i, each in ipairs({ ':start', ':last', ':pstart' }) do
+    if KEYS[i + 1] ~= stats .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<prefix>:<context>:<kind>}' .. each ..
+          ' with the hash tag as in stats, got ' .. shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

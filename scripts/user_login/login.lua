@@ -66,11 +66,13 @@ local tag_of_keys = string.match(ids, '^(.+):ids$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:ids, got ' .. shown(ids))
 end
-for i, each in ipairs({ ':counts', ':last', ':recent' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in ids, got ' ..
-        shown(KEYS[i + 1]))
+if counts ~= tag_of_keys .. ':counts' or last ~= tag_of_keys .. ':last' or recent ~= tag_of_keys .. ':recent' then
+  for i, each in ipairs({ ':counts', ':last', ':recent' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in ids, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

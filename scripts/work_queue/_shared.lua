@@ -1,7 +1,9 @@
 --- Helpers of the work_queue scripts, each defined here once. `redis-patterns fix` pastes
 --- the ones a script names in `@uses` (and those they call) into it, and the build refuses
 --- a copy that differs from this file. Keys come in as parameters, named apart from the
---- scripts' own locals.
+--- scripts' own locals. Numbers go to `redis.call` as text (`string.format('%d', n)`, or a
+--- literal such as '0'): Redis 7.0 turns a Lua number into an argument with `%.17g`, which
+--- costs more than most of the commands these scripts send.
 -- luacheck: ignore 211
 -- luacheck: read globals safe_integer shown
 
@@ -31,7 +33,8 @@ end
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
   local prefix = parked_prefix(group)
-  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', '0',
+    string.format('%d', n))
   local found = {}
   for i, member in ipairs(members) do
     local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
@@ -49,7 +52,7 @@ end
 local function unpark(parked_set, waiting_set, jobs_hash, found)
   for _, job in ipairs(found) do
     redis.call('ZREM', parked_set, job.member)
-    redis.call('ZADD', waiting_set, job.rank, job.id)
+    redis.call('ZADD', waiting_set, string.format('%d', job.rank), job.id)
     redis.call('HSET', jobs_hash, 's:' .. job.id, 'waiting')
   end
   return #found
@@ -80,7 +83,7 @@ end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
 -- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
-  if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
+  if redis.call('HINCRBY', groups_hash, 'r:' .. group, '-1') <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
   return unpark(parked_set, waiting_set, jobs_hash, first)
@@ -89,7 +92,7 @@ end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
+  redis.call('ZADD', signal_key, '0', 'ready')
 end
 
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
@@ -111,10 +114,10 @@ end
 -- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
 -- 10^13 so that a rank stays exact in a double.
 local function next_rank(jobs_hash, job_priority)
-  local seq = redis.call('HINCRBY', jobs_hash, '#seq', 1)
+  local seq = redis.call('HINCRBY', jobs_hash, '#seq', '1')
   if seq >= 10000000000000 then
     seq = 1
-    redis.call('HSET', jobs_hash, '#seq', seq)
+    redis.call('HSET', jobs_hash, '#seq', '1')
   end
   return (255 - job_priority) * 10000000000000 + seq
 end
@@ -134,29 +137,43 @@ local function forget_job(leased_set, jobs_hash, job_id)
 end
 
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers
--- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
--- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
--- error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): false for the defaults
+-- (configure.lua never ran); the form packed_settings writes; or the text
+-- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- configure.lua does not write.
 local function settings_of(stored)
   local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    -- One pattern match (in C) for the whole text; the bounds of each number after it.
-    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-    if #found == 0 then
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-    end
-    if #found == 0 then
-      found = { string.match(stored, nine .. '$') }
+    local found = {}
+    if string.find(stored, '^%d') then
+      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+      -- exact in a Lua number.
+      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+      if #found == 0 then
+        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+      end
+      if #found == 0 then
+        found = { string.match(stored, nine .. '$') }
+      end
+      for i = 1, #found do
+        found[i] = #found[i] <= 16 and tonumber(found[i])
+      end
+    else
+      local ok, packed = pcall(cmsgpack.unpack, stored)
+      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+        for i = 1, 13 do
+          found[i] = packed[i + 1]
+        end
+      end
     end
     local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
     local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
       2592000000, 16384, 1 }
     for i = 1, #found do
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = #found[i] <= 16 and tonumber(found[i])
-      if not (n and n >= low[i] and n <= high[i]) then
+      local n = found[i]
+      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
         found = {}
         break
       end
@@ -173,6 +190,15 @@ local function settings_of(stored)
     dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
     events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
   }
+end
+
+-- The settings `s` (as settings_of answers them) in the form configure.lua writes to
+-- #settings: a MessagePack array of the form's number, 2, then the thirteen settings in
+-- the order of configure.lua's arguments, which one call unpacks.
+local function packed_settings(s)
+  return cmsgpack.pack({ 2, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
+    s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
+    s.group_turns })
 end
 
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -239,10 +265,11 @@ end
 -- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
 -- `at`, then those beyond the newest `max_count`; how many went.
 local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', dead_set, '-inf', at - max_age, 'BYSCORE', 'LIMIT', 0, budget)
+  local gone = redis.call('ZRANGE', dead_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
+    string.format('%d', budget))
   local over = redis.call('ZCARD', dead_set) - #gone - max_count
   if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', dead_set, 0, #gone + math.min(over, budget - #gone) - 1)
+    gone = redis.call('ZRANGE', dead_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
@@ -262,14 +289,16 @@ local function emit(events_stream, cap, kind, job_id, detail_name, detail)
     return false
   end
   if detail_name then
-    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+    return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id,
+      detail_name, detail)
   end
-  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+  return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id)
 end
 
 -- Drops up to `budget` kept results whose time has passed at `at` (ms, server clock).
 local function drop_results(results_hash, kept_set, at, budget)
-  local gone = redis.call('ZRANGE', kept_set, '-inf', at, 'BYSCORE', 'LIMIT', 0, budget)
+  local gone = redis.call('ZRANGE', kept_set, '-inf', string.format('%d', at), 'BYSCORE', 'LIMIT', '0',
+    string.format('%d', budget))
   if #gone > 0 then
     redis.call('ZREM', kept_set, unpack(gone))
     redis.call('HDEL', results_hash, unpack(gone))
@@ -291,7 +320,7 @@ end
 -- both keys' types before its first write.
 local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
   redis.call('HSET', results_hash, job_id, value)
-  redis.call('ZADD', kept_set, at + ttl, job_id)
+  redis.call('ZADD', kept_set, string.format('%d', at + ttl), job_id)
   drop_results(results_hash, kept_set, at, 2)
 end
 
@@ -330,13 +359,13 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   local ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + job_delay
   if job_delay > 0 then
     state = 'delayed'
-    redis.call('ZADD', delayed_set, ready, job_id)
+    redis.call('ZADD', delayed_set, string.format('%d', ready), job_id)
   else
-    redis.call('ZADD', waiting_set, rank, job_id)
+    redis.call('ZADD', waiting_set, string.format('%d', rank), job_id)
     wake_workers(signal_key)
   end
-  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id, rank, 'n:' .. job_id, 0,
-    'a:' .. job_id, ready }
+  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id,
+    string.format('%d', rank), 'n:' .. job_id, '0', 'a:' .. job_id, string.format('%d', ready) }
   if job_group ~= '' then
     fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
   end
@@ -434,7 +463,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
-    redis.call('ZADD', dead_set, at, p)
+    redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
     return 'dead'
@@ -444,11 +473,11 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   end
   pending = tonumber(pending) - 1
   if pending > 0 then
-    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    redis.call('HSET', jobs_hash, 'w:' .. p, string.format('%d', pending))
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
-  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
 end
@@ -467,7 +496,7 @@ end
 -- The last turn handed out in `turns_set` (its highest score, 0 when it is empty); nil and
 -- a BAD_TURNS error reply for a score these scripts do not write. Reads only.
 local function last_turn(turns_set)
-  local last = redis.call('ZRANGE', turns_set, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', turns_set, '-1', '-1', 'WITHSCORES')
   if #last == 0 then
     return 0
   end
@@ -509,11 +538,11 @@ end
 local function wait_turn(plan, waiting_set, parked_set, turns_set, jobs_hash, job_id)
   local rank = tonumber(redis.call('ZSCORE', waiting_set, job_id))
   redis.call('ZREM', waiting_set, job_id)
-  redis.call('ZADD', parked_set, 0, parked_member(plan.group, rank, job_id))
+  redis.call('ZADD', parked_set, '0', parked_member(plan.group, rank, job_id))
   redis.call('HSET', jobs_hash, 's:' .. job_id, 'parked')
   if not plan.score then
     plan.top = plan.top + 1
     plan.score = plan.top
-    redis.call('ZADD', turns_set, plan.score, plan.group)
+    redis.call('ZADD', turns_set, string.format('%d', plan.score), plan.group)
   end
 end

@@ -66,7 +66,8 @@ end
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
   local prefix = parked_prefix(group)
-  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', '0',
+    string.format('%d', n))
   local found = {}
   for i, member in ipairs(members) do
     local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
@@ -83,7 +84,7 @@ end
 local function unpark(parked_set, waiting_set, jobs_hash, found)
   for _, job in ipairs(found) do
     redis.call('ZREM', parked_set, job.member)
-    redis.call('ZADD', waiting_set, job.rank, job.id)
+    redis.call('ZADD', waiting_set, string.format('%d', job.rank), job.id)
     redis.call('HSET', jobs_hash, 's:' .. job.id, 'waiting')
   end
   return #found
@@ -111,7 +112,7 @@ end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
 -- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
-  if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
+  if redis.call('HINCRBY', groups_hash, 'r:' .. group, '-1') <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
   return unpark(parked_set, waiting_set, jobs_hash, first)
@@ -119,7 +120,7 @@ end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
+  redis.call('ZADD', signal_key, '0', 'ready')
 end
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
 -- queue's stored settings (#settings, read in the same call: see settings_of), and the
@@ -148,29 +149,43 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers
--- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
--- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
--- error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): false for the defaults
+-- (configure.lua never ran); the form packed_settings writes; or the text
+-- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- configure.lua does not write.
 local function settings_of(stored)
   local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    -- One pattern match (in C) for the whole text; the bounds of each number after it.
-    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-    if #found == 0 then
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-    end
-    if #found == 0 then
-      found = { string.match(stored, nine .. '$') }
+    local found = {}
+    if string.find(stored, '^%d') then
+      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+      -- exact in a Lua number.
+      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+      if #found == 0 then
+        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+      end
+      if #found == 0 then
+        found = { string.match(stored, nine .. '$') }
+      end
+      for i = 1, #found do
+        found[i] = #found[i] <= 16 and tonumber(found[i])
+      end
+    else
+      local ok, packed = pcall(cmsgpack.unpack, stored)
+      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+        for i = 1, 13 do
+          found[i] = packed[i + 1]
+        end
+      end
     end
     local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
     local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
       2592000000, 16384, 1 }
     for i = 1, #found do
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = #found[i] <= 16 and tonumber(found[i])
-      if not (n and n >= low[i] and n <= high[i]) then
+      local n = found[i]
+      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
         found = {}
         break
       end
@@ -255,13 +270,15 @@ local function emit(events_stream, cap, kind, job_id, detail_name, detail)
     return false
   end
   if detail_name then
-    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+    return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id,
+      detail_name, detail)
   end
-  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+  return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id)
 end
 -- Drops up to `budget` kept results whose time has passed at `at` (ms, server clock).
 local function drop_results(results_hash, kept_set, at, budget)
-  local gone = redis.call('ZRANGE', kept_set, '-inf', at, 'BYSCORE', 'LIMIT', 0, budget)
+  local gone = redis.call('ZRANGE', kept_set, '-inf', string.format('%d', at), 'BYSCORE', 'LIMIT', '0',
+    string.format('%d', budget))
   if #gone > 0 then
     redis.call('ZREM', kept_set, unpack(gone))
     redis.call('HDEL', results_hash, unpack(gone))
@@ -281,7 +298,7 @@ end
 -- both keys' types before its first write.
 local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
   redis.call('HSET', results_hash, job_id, value)
-  redis.call('ZADD', kept_set, at + ttl, job_id)
+  redis.call('ZADD', kept_set, string.format('%d', at + ttl), job_id)
   drop_results(results_hash, kept_set, at, 2)
 end
 -- The parent that a flow's child names in `link` (its P: field as the caller read it:
@@ -322,7 +339,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
-    redis.call('ZADD', dead_set, at, p)
+    redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
     return 'dead'
@@ -332,11 +349,11 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   end
   pending = tonumber(pending) - 1
   if pending > 0 then
-    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    redis.call('HSET', jobs_hash, 'w:' .. p, string.format('%d', pending))
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
-  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
 end
@@ -369,11 +386,15 @@ local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-for i, each in ipairs({ ':leased', ':parked', ':jobs', ':groups', ':signal', ':events', ':results', ':kept' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
-        shown(KEYS[i + 1]))
+if leased ~= tag_of_keys .. ':leased' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
+    groups ~= tag_of_keys .. ':groups' or signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' or
+    results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' then
+  for i, each in ipairs({ ':leased', ':parked', ':jobs', ':groups', ':signal', ':events', ':results', ':kept' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

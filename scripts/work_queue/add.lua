@@ -67,43 +67,57 @@ end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
+  redis.call('ZADD', signal_key, '0', 'ready')
 end
 -- The rank of a job of `priority` behind every job of that priority now: the next arrival
 -- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
 -- 10^13 so that a rank stays exact in a double.
 local function next_rank(jobs_hash, job_priority)
-  local seq = redis.call('HINCRBY', jobs_hash, '#seq', 1)
+  local seq = redis.call('HINCRBY', jobs_hash, '#seq', '1')
   if seq >= 10000000000000 then
     seq = 1
-    redis.call('HSET', jobs_hash, '#seq', seq)
+    redis.call('HSET', jobs_hash, '#seq', '1')
   end
   return (255 - job_priority) * 10000000000000 + seq
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers
--- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
--- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
--- error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): false for the defaults
+-- (configure.lua never ran); the form packed_settings writes; or the text
+-- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- configure.lua does not write.
 local function settings_of(stored)
   local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    -- One pattern match (in C) for the whole text; the bounds of each number after it.
-    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-    if #found == 0 then
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-    end
-    if #found == 0 then
-      found = { string.match(stored, nine .. '$') }
+    local found = {}
+    if string.find(stored, '^%d') then
+      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+      -- exact in a Lua number.
+      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+      if #found == 0 then
+        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+      end
+      if #found == 0 then
+        found = { string.match(stored, nine .. '$') }
+      end
+      for i = 1, #found do
+        found[i] = #found[i] <= 16 and tonumber(found[i])
+      end
+    else
+      local ok, packed = pcall(cmsgpack.unpack, stored)
+      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+        for i = 1, 13 do
+          found[i] = packed[i + 1]
+        end
+      end
     end
     local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
     local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
       2592000000, 16384, 1 }
     for i = 1, #found do
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = #found[i] <= 16 and tonumber(found[i])
-      if not (n and n >= low[i] and n <= high[i]) then
+      local n = found[i]
+      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
         found = {}
         break
       end
@@ -156,13 +170,13 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   local ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + job_delay
   if job_delay > 0 then
     state = 'delayed'
-    redis.call('ZADD', delayed_set, ready, job_id)
+    redis.call('ZADD', delayed_set, string.format('%d', ready), job_id)
   else
-    redis.call('ZADD', waiting_set, rank, job_id)
+    redis.call('ZADD', waiting_set, string.format('%d', rank), job_id)
     wake_workers(signal_key)
   end
-  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id, rank, 'n:' .. job_id, 0,
-    'a:' .. job_id, ready }
+  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id,
+    string.format('%d', rank), 'n:' .. job_id, '0', 'a:' .. job_id, string.format('%d', ready) }
   if job_group ~= '' then
     fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
   end
@@ -182,7 +196,7 @@ end
 -- The last turn handed out in `turns_set` (its highest score, 0 when it is empty); nil and
 -- a BAD_TURNS error reply for a score these scripts do not write. Reads only.
 local function last_turn(turns_set)
-  local last = redis.call('ZRANGE', turns_set, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', turns_set, '-1', '-1', 'WITHSCORES')
   if #last == 0 then
     return 0
   end
@@ -222,12 +236,12 @@ end
 local function wait_turn(plan, waiting_set, parked_set, turns_set, jobs_hash, job_id)
   local rank = tonumber(redis.call('ZSCORE', waiting_set, job_id))
   redis.call('ZREM', waiting_set, job_id)
-  redis.call('ZADD', parked_set, 0, parked_member(plan.group, rank, job_id))
+  redis.call('ZADD', parked_set, '0', parked_member(plan.group, rank, job_id))
   redis.call('HSET', jobs_hash, 's:' .. job_id, 'parked')
   if not plan.score then
     plan.top = plan.top + 1
     plan.score = plan.top
-    redis.call('ZADD', turns_set, plan.score, plan.group)
+    redis.call('ZADD', turns_set, string.format('%d', plan.score), plan.group)
   end
 end
 -- End of the shared helpers.
@@ -261,11 +275,14 @@ local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':turns' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
-        shown(KEYS[i + 1]))
+if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
+    signal ~= tag_of_keys .. ':signal' or turns ~= tag_of_keys .. ':turns' then
+  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':turns' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

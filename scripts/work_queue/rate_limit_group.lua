@@ -112,11 +112,14 @@ local tag_of_keys = string.match(leased, '^(.+):leased$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:leased, got ' .. shown(leased))
 end
-for i, each in ipairs({ ':parked', ':jobs', ':groups', ':wake', ':idle' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in leased, got ' ..
-        shown(KEYS[i + 1]))
+if parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or groups ~= tag_of_keys .. ':groups' or
+    wake ~= tag_of_keys .. ':wake' or idle ~= tag_of_keys .. ':idle' then
+  for i, each in ipairs({ ':parked', ':jobs', ':groups', ':wake', ':idle' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in leased, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

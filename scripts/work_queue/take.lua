@@ -139,7 +139,8 @@ end
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
   local prefix = parked_prefix(group)
-  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', '0',
+    string.format('%d', n))
   local found = {}
   for i, member in ipairs(members) do
     local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
@@ -156,7 +157,7 @@ end
 local function unpark(parked_set, waiting_set, jobs_hash, found)
   for _, job in ipairs(found) do
     redis.call('ZREM', parked_set, job.member)
-    redis.call('ZADD', waiting_set, job.rank, job.id)
+    redis.call('ZADD', waiting_set, string.format('%d', job.rank), job.id)
     redis.call('HSET', jobs_hash, 's:' .. job.id, 'waiting')
   end
   return #found
@@ -174,7 +175,7 @@ end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
 -- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
-  if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
+  if redis.call('HINCRBY', groups_hash, 'r:' .. group, '-1') <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
   return unpark(parked_set, waiting_set, jobs_hash, first)
@@ -182,7 +183,7 @@ end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
+  redis.call('ZADD', signal_key, '0', 'ready')
 end
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
 -- queue's stored settings (#settings, read in the same call: see settings_of), and the
@@ -211,29 +212,43 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers
--- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
--- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
--- error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): false for the defaults
+-- (configure.lua never ran); the form packed_settings writes; or the text
+-- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- configure.lua does not write.
 local function settings_of(stored)
   local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    -- One pattern match (in C) for the whole text; the bounds of each number after it.
-    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-    if #found == 0 then
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-    end
-    if #found == 0 then
-      found = { string.match(stored, nine .. '$') }
+    local found = {}
+    if string.find(stored, '^%d') then
+      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+      -- exact in a Lua number.
+      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+      if #found == 0 then
+        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+      end
+      if #found == 0 then
+        found = { string.match(stored, nine .. '$') }
+      end
+      for i = 1, #found do
+        found[i] = #found[i] <= 16 and tonumber(found[i])
+      end
+    else
+      local ok, packed = pcall(cmsgpack.unpack, stored)
+      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+        for i = 1, 13 do
+          found[i] = packed[i + 1]
+        end
+      end
     end
     local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
     local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
       2592000000, 16384, 1 }
     for i = 1, #found do
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = #found[i] <= 16 and tonumber(found[i])
-      if not (n and n >= low[i] and n <= high[i]) then
+      local n = found[i]
+      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
         found = {}
         break
       end
@@ -312,10 +327,11 @@ end
 -- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
 -- `at`, then those beyond the newest `max_count`; how many went.
 local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', dead_set, '-inf', at - max_age, 'BYSCORE', 'LIMIT', 0, budget)
+  local gone = redis.call('ZRANGE', dead_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
+    string.format('%d', budget))
   local over = redis.call('ZCARD', dead_set) - #gone - max_count
   if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', dead_set, 0, #gone + math.min(over, budget - #gone) - 1)
+    gone = redis.call('ZRANGE', dead_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
@@ -334,13 +350,15 @@ local function emit(events_stream, cap, kind, job_id, detail_name, detail)
     return false
   end
   if detail_name then
-    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+    return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id,
+      detail_name, detail)
   end
-  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+  return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id)
 end
 -- Drops up to `budget` kept results whose time has passed at `at` (ms, server clock).
 local function drop_results(results_hash, kept_set, at, budget)
-  local gone = redis.call('ZRANGE', kept_set, '-inf', at, 'BYSCORE', 'LIMIT', 0, budget)
+  local gone = redis.call('ZRANGE', kept_set, '-inf', string.format('%d', at), 'BYSCORE', 'LIMIT', '0',
+    string.format('%d', budget))
   if #gone > 0 then
     redis.call('ZREM', kept_set, unpack(gone))
     redis.call('HDEL', results_hash, unpack(gone))
@@ -360,7 +378,7 @@ end
 -- both keys' types before its first write.
 local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
   redis.call('HSET', results_hash, job_id, value)
-  redis.call('ZADD', kept_set, at + ttl, job_id)
+  redis.call('ZADD', kept_set, string.format('%d', at + ttl), job_id)
   drop_results(results_hash, kept_set, at, 2)
 end
 -- The parent that a flow's child names in `link` (its P: field as the caller read it:
@@ -401,7 +419,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
-    redis.call('ZADD', dead_set, at, p)
+    redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
     return 'dead'
@@ -411,11 +429,11 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   end
   pending = tonumber(pending) - 1
   if pending > 0 then
-    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    redis.call('HSET', jobs_hash, 'w:' .. p, string.format('%d', pending))
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
-  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
 end
@@ -432,7 +450,7 @@ end
 -- The last turn handed out in `turns_set` (its highest score, 0 when it is empty); nil and
 -- a BAD_TURNS error reply for a score these scripts do not write. Reads only.
 local function last_turn(turns_set)
-  local last = redis.call('ZRANGE', turns_set, -1, -1, 'WITHSCORES')
+  local last = redis.call('ZRANGE', turns_set, '-1', '-1', 'WITHSCORES')
   if #last == 0 then
     return 0
   end
@@ -479,22 +497,28 @@ local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
-    ':events', ':results', ':kept', ':turns' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
-        shown(KEYS[i + 1]))
+if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
+    parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or groups ~= tag_of_keys .. ':groups' or
+    wake ~= tag_of_keys .. ':wake' or idle ~= tag_of_keys .. ':idle' or signal ~= tag_of_keys .. ':signal' or
+    events ~= tag_of_keys .. ':events' or results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' or
+    turns ~= tag_of_keys .. ':turns' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
+      ':events', ':results', ':kept', ':turns' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
--- is skipped.
+-- is skipped. The other keys are read before the first write whatever they hold, which
+-- checks their types too: waiting, delayed, leased and wake (ZRANGE), jobs (HMGET).
 local cards = {}
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
+for _, zset in ipairs({ dead, parked, idle, signal }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
-redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
 -- The keys of events, results and turns, which a queue that does not use them never
 -- creates: one call when none is there.
@@ -525,6 +549,12 @@ local queue_rate = settings.queue_rate
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- Numbers go to redis.call as text (see work_queue/_shared.lua).
+local now_text, limit_text = string.format('%d', now), string.format('%d', limit)
+-- The first `limit` members of sorted set `zset` due at `now` (score at most `now`).
+local function due_in(zset)
+  return redis.call('ZRANGE', zset, '-inf', now_text, 'BYSCORE', 'LIMIT', '0', limit_text)
+end
 local metrics, bad_metrics = metrics_at(jobs, now, settings.metrics_minutes)
 if metrics == nil then
   return bad_metrics
@@ -637,7 +667,7 @@ end
 
 -- 1. Leases that ran out: the job goes back to waiting, or to dead after its last
 -- delivery, and its group's slot is released.
-local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local lapsed = due_in(leased)
 local records, released = {}, {}
 local lapses, deaths = 0, 0
 for i, id in ipairs(lapsed) do
@@ -681,12 +711,12 @@ end
 -- The queue's concurrency: no more jobs held than it allows, once this call's acks and
 -- handed-back leases are written.
 if settings.queue_concurrency > 0 then
-  local held = cards[leased] - #finished - lapses
+  local held = redis.call('ZCARD', leased) - #finished - lapses
   take_limit = math.max(0, math.min(take_limit, settings.queue_concurrency - held))
 end
 
 -- 2. Delayed jobs that are due.
-local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local due = due_in(delayed)
 local due_ranks = {}
 for i, id in ipairs(due) do
   local rank = redis.call('HGET', jobs, 'r:' .. id)
@@ -701,7 +731,7 @@ end
 
 -- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
 -- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
-local woken = cards[wake] > 0 and redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local woken = due_in(wake)
 local budget = limit
 local wakes = {}
 for i, group in ipairs(woken) do
@@ -736,7 +766,7 @@ local turns_on = settings.group_turns == 1
 local drained = {}
 if not turns_on and cards[turns] > 0 then
   local left = limit
-  local rows = redis.call('ZRANGE', turns, 0, limit - 1)
+  local rows = redis.call('ZRANGE', turns, '0', string.format('%d', limit - 1))
   for _, group in ipairs(rows) do
     if left == 0 then
       break
@@ -795,22 +825,25 @@ local function bytes_less(a, b)
   end
   return #a < #b
 end
-local heads = cards[waiting] > 0 and redis.call('ZRANGE', waiting, 0, 4 * limit - 1, 'WITHSCORES') or {}
+local heads = redis.call('ZRANGE', waiting, '0', string.format('%d', 4 * limit - 1), 'WITHSCORES')
 local queue = {}
 for i = 1, #heads, 2 do
   if arriving[heads[i]] == nil then
     queue[#queue + 1] = { id = heads[i], rank = tonumber(heads[i + 1]) }
   end
 end
-for id, rank in pairs(arriving) do
-  queue[#queue + 1] = { id = id, rank = rank }
-end
-table.sort(queue, function(a, b)
-  if a.rank ~= b.rank then
-    return a.rank < b.rank
+-- `heads` come in that order already: only arrivals need a sort.
+if next(arriving) ~= nil then
+  for id, rank in pairs(arriving) do
+    queue[#queue + 1] = { id = id, rank = rank }
   end
-  return bytes_less(a.id, b.id)
-end)
+  table.sort(queue, function(a, b)
+    if a.rank ~= b.rank then
+      return a.rank < b.rank
+    end
+    return bytes_less(a.id, b.id)
+  end)
+end
 -- The queue's rate ring (#qn its starts, #qs:<i> the start times, in `jobs`), as the
 -- groups' rings: a job starts only while the oldest of the last `queue_rate` starts is a
 -- whole period old.
@@ -985,7 +1018,8 @@ if turns_on and take_limit > 0 then
   end
   -- The turns: the first 2 × `limit` read; when there may be more, those above the last
   -- read wait for a later call (`bound`).
-  local rows = cards[turns] > 0 and redis.call('ZRANGE', turns, 0, 2 * limit - 1, 'WITHSCORES') or {}
+  local rows = cards[turns] > 0
+    and redis.call('ZRANGE', turns, '0', string.format('%d', 2 * limit - 1), 'WITHSCORES') or {}
   local bound = math.huge
   for i = 1, #rows, 2 do
     local n, bad = turn_number(turns, rows[i], rows[i + 1])
@@ -1031,7 +1065,8 @@ if turns_on and take_limit > 0 then
     end
     if c.stored == nil then
       local prefix = parked_prefix(group)
-      local member = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', c.offset, 1)[1]
+      local member = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT',
+        string.format('%d', c.offset), '1')[1]
       c.stored = false
       if member then
         local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
@@ -1164,14 +1199,14 @@ for i, id in ipairs(lapsed) do
       -- No record (deleted by hand): nothing to hand back.
       redis.call('HDEL', jobs, 's:' .. id)
     elseif record.dead then
-      redis.call('ZADD', dead, now, id)
+      redis.call('ZADD', dead, now_text, id)
       redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
       emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
       if child_ended(jobs, waiting, dead, parents[id], id, false, now) == 'dead' then
         emit(events, settings.events_max, 'dead', parents[id].id, 'error', 'child ' .. id .. ' failed')
       end
     else
-      redis.call('ZADD', waiting, record.rank, id)
+      redis.call('ZADD', waiting, string.format('%d', record.rank), id)
       redis.call('HSET', jobs, 's:' .. id, 'waiting')
       emit(events, settings.events_max, 'failed', id, 'error', 'lease ran out')
     end
@@ -1181,7 +1216,7 @@ end
 for i, id in ipairs(due) do
   redis.call('ZREM', delayed, id)
   if due_ranks[i] then
-    redis.call('ZADD', waiting, due_ranks[i], id)
+    redis.call('ZADD', waiting, string.format('%d', due_ranks[i]), id)
     redis.call('HSET', jobs, 's:' .. id, 'waiting')
   else
     -- No record (deleted by hand): nothing to wait for.
@@ -1193,7 +1228,7 @@ for i, group in ipairs(woken) do
   redis.call('ZREM', wake, group)
   unpark(parked, waiting, jobs, wakes[i].found)
   if wakes[i].again then
-    redis.call('ZADD', wake, now, group)
+    redis.call('ZADD', wake, now_text, group)
   end
 end
 
@@ -1249,13 +1284,13 @@ for _, move in ipairs(moved) do
   if move.drop then
     drop_record(jobs, move.id)
   else
-    redis.call('ZADD', parked, 0, move.member)
+    redis.call('ZADD', parked, '0', move.member)
     redis.call('HSET', jobs, 's:' .. move.id, 'parked')
   end
 end
 for group in pairs(touched) do
   if turn_of[group] then
-    redis.call('ZADD', turns, turn_of[group], group)
+    redis.call('ZADD', turns, string.format('%d', turn_of[group]), group)
   else
     redis.call('ZREM', turns, group)
   end
@@ -1274,26 +1309,26 @@ for _, step in ipairs(plan) do
   if step.drop then
     drop_record(jobs, id)
   elseif step.park then
-    redis.call('ZADD', parked, 0, step.member)
+    redis.call('ZADD', parked, '0', step.member)
     redis.call('HSET', jobs, 's:' .. id, 'parked')
     if step.wake then
-      redis.call('ZADD', wake, 'LT', step.wake, step.group)
+      redis.call('ZADD', wake, 'LT', string.format('%d', step.wake), step.group)
     end
   else
-    local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, 1)
+    local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, '1')
     local held = token .. ':' .. delivery
     local deadline = now + lease
-    redis.call('ZADD', leased, deadline, id)
+    redis.call('ZADD', leased, string.format('%d', deadline), id)
     redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held)
     if step.queue_slot then
-      redis.call('HSET', jobs, '#qs:' .. step.queue_slot, now, '#qn', queue_ring.started)
+      redis.call('HSET', jobs, '#qs:' .. step.queue_slot, now_text, '#qn', string.format('%d', queue_ring.started))
     end
     if step.group then
-      redis.call('HINCRBY', groups, 'r:' .. step.group, 1)
+      redis.call('HINCRBY', groups, 'r:' .. step.group, '1')
       if step.slot then
-        redis.call('HSET', groups, 's:' .. step.group .. ':' .. step.slot, now,
-          'p:' .. step.group, step.started, 'z:' .. step.group, group_rate)
-        redis.call('ZADD', idle, now + group_period, step.group)
+        redis.call('HSET', groups, 's:' .. step.group .. ':' .. step.slot, now_text,
+          'p:' .. step.group, string.format('%d', step.started), 'z:' .. step.group, string.format('%d', group_rate))
+        redis.call('ZADD', idle, string.format('%d', now + group_period), step.group)
       end
     end
     -- Numbers go out as integer replies: each is whole and below 2^53.
@@ -1304,13 +1339,13 @@ end
 -- A group with old start times left is due in `idle` at once: the next calls drop them
 -- (step 5), and then put it back at the time its ring stops counting.
 for _, group in ipairs(unfinished) do
-  redis.call('ZADD', idle, now, group)
+  redis.call('ZADD', idle, now_text, group)
 end
 
 -- 5. Rings whose start times no longer count, with what is left of the budget: each goes
 -- from its top down; a ring the budget does not reach stays due, for the next call. A
 -- group due for its old start times only, whose ring still counts, keeps its ring.
-local quiet = cards[idle] > 0 and redis.call('ZRANGE', idle, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local quiet = cards[idle] > 0 and due_in(idle) or {}
 for _, group in ipairs(quiet) do
   if ring_budget <= 0 then
     break
@@ -1324,7 +1359,7 @@ for _, group in ipairs(quiet) do
   end
   if newest and newest + group_period > now then
     if not drop_old(group, extent(old), tonumber(started), old) then
-      redis.call('ZADD', idle, newest + group_period, group)
+      redis.call('ZADD', idle, string.format('%d', newest + group_period), group)
     end
   else
     local top = extent(old)
@@ -1337,7 +1372,7 @@ for _, group in ipairs(quiet) do
     drop_slots(group, low, top)
     redis.call('HDEL', groups, 'p:' .. group, 'z:' .. group)
     if low > 0 then
-      redis.call('HSET', groups, 'o:' .. group, low)
+      redis.call('HSET', groups, 'o:' .. group, string.format('%d', low))
     else
       redis.call('HDEL', groups, 'o:' .. group)
       redis.call('ZREM', idle, group)
@@ -1348,7 +1383,7 @@ for _, group in ipairs(quiet) do
   local until_ms = redis.call('HGET', groups, 'u:' .. group)
   until_ms = until_ms and (safe_integer(until_ms, 0, 999999999999999) or 0)
   if until_ms and until_ms > now then
-    redis.call('ZADD', idle, 'GT', until_ms, group)
+    redis.call('ZADD', idle, 'GT', string.format('%d', until_ms), group)
   elseif until_ms then
     redis.call('HDEL', groups, 'u:' .. group)
   end

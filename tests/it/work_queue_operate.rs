@@ -417,6 +417,60 @@ fn a_change_keeps_the_settings_it_does_not_name() {
     assert!(!queue.configure(&same).run(&mut con).unwrap().changed);
 }
 
+/// Settings an earlier version wrote as text (thirteen numbers, or the first twelve or
+/// nine) are read as before by every script, and the next `configure`, even one that
+/// changes nothing, writes them again in the form one call unpacks (a MessagePack array
+/// whose first element, 2, names the form).
+#[test]
+fn settings_written_as_text_are_read_and_rewritten_in_the_packed_form() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("text settings").unwrap();
+    let jobs = queue.keys()[5];
+    let stored = |con: &mut redis::Connection| -> Vec<u8> {
+        redis::cmd("HGET")
+            .arg(jobs)
+            .arg("#settings")
+            .query(con)
+            .unwrap()
+    };
+    // Group concurrency 1, a dead-letter cap of 7, 30 minutes of metrics.
+    let thirteen = "1 0 1000 0 0 1000 7 15552000000 30 0 3600000 16384 0";
+    for text in [
+        thirteen,
+        "1 0 1000 0 0 1000 7 15552000000 30 0 3600000 16384",
+        "1 0 1000 0 0 1000 7 15552000000 30",
+    ] {
+        harness::cmd(&mut con, &["HSET", jobs, "#settings", text]);
+        let read = queue.settings().run(&mut con).unwrap();
+        assert_eq!(read.group().concurrency_limit(), Some(1), "{text}");
+        assert_eq!(read.metrics_window(), 30, "{text}");
+    }
+    harness::cmd(&mut con, &["HSET", jobs, "#settings", thirteen]);
+    let text_settings = queue.settings().run(&mut con).unwrap();
+    // take and ack apply them: one job of the group at a time, its end counted.
+    for id in ["a", "b"] {
+        queue
+            .add_with(id, b"x", JobOptions::new().group("g"))
+            .run(&mut con)
+            .unwrap();
+    }
+    let first = queue.take(2).run(&mut con).unwrap();
+    assert_eq!(ids(&first), ["a"]);
+    let next = queue.ack_and_take(&first, 2).run(&mut con).unwrap();
+    assert_eq!(ids(&next), ["b"]);
+    assert_eq!(queue.metrics(1).run(&mut con).unwrap().completed, 1);
+
+    let done = queue.configure(&Changes::new()).run(&mut con).unwrap();
+    assert!(!done.changed, "the same settings, in another form");
+    let packed = stored(&mut con);
+    assert_eq!(packed[..2], [0x9e, 2], "an array of 14, form 2 first");
+    assert_eq!(queue.settings().run(&mut con).unwrap(), text_settings);
+    // Naming nothing again writes nothing: the form is already the new one.
+    queue.configure(&Changes::new()).run(&mut con).unwrap();
+    assert_eq!(stored(&mut con), packed);
+}
+
 /// Two operators change different settings at the same moment, many times over: the
 /// merge is in the script, so neither change undoes the other (a read of the settings
 /// then a write of all of them, from each client, would).
@@ -681,17 +735,62 @@ fn damaged_settings_and_metrics_are_refused_before_any_write() {
     let jobs = queue.keys()[5];
     // Metrics on, so that every script that ends a job reads them.
     let on = "0 0 1000 0 0 1000 10000 15552000000 60";
-    for (field, value) in [
-        ("#settings", "0 0 1000 0 0 1000 10000 15552000000"),
-        ("#settings", "0 0 0 0 0 1000 10000 15552000000 1440"),
-        ("#settings", "0 0 1000 0 0 1000 0 15552000000 1440"),
-        ("#totals", "1 2"),
-        ("#totals", "1 2 x"),
-    ] {
+    // The packed form (see settings_written_as_text_are_read_and_rewritten_in_the_packed_form):
+    // a MessagePack array of 14, form 2 then the settings, here each a positive fixint.
+    let packed = |form: u8, settings: &[u8]| {
+        let mut bytes = vec![0x90 + 1 + settings.len() as u8, form];
+        bytes.extend_from_slice(settings);
+        bytes
+    };
+    let valid = [0, 0, 100, 0, 0, 100, 100, 100, 60, 0, 100, 100, 0];
+    let mut float_period = packed(2, &valid[..2]);
+    float_period.push(0xcb); // a double: 1.5 ms
+    float_period.extend_from_slice(&1.5f64.to_be_bytes());
+    float_period.extend_from_slice(&valid[3..]);
+    let mut text_element = packed(2, &valid[..12]);
+    text_element.extend_from_slice(&[0xa1, b'1']);
+    let too_many_minutes = [&valid[..8], &[0xcd, 0x05, 0xa1], &valid[9..]].concat(); // 1441
+    let damaged: Vec<(&str, Vec<u8>)> = vec![
+        ("#settings", b"0 0 1000 0 0 1000 10000 15552000000".to_vec()),
+        (
+            "#settings",
+            b"0 0 0 0 0 1000 10000 15552000000 1440".to_vec(),
+        ),
+        (
+            "#settings",
+            b"0 0 1000 0 0 1000 0 15552000000 1440".to_vec(),
+        ),
+        ("#settings", packed(3, &valid)),
+        ("#settings", packed(2, &valid[..12])),
+        ("#settings", float_period),
+        ("#settings", text_element),
+        ("#settings", packed(2, &too_many_minutes)),
+        ("#settings", vec![0xc1, 0x00]),
+        ("#settings", b"x 0 1000".to_vec()),
+        ("#totals", b"1 2".to_vec()),
+        ("#totals", b"1 2 x".to_vec()),
+    ];
+    // The valid packed form is read: the cases above differ from it in one thing each.
+    harness::cmd(&mut con, &["HSET", jobs, "#settings", on]);
+    redis::cmd("HSET")
+        .arg(jobs)
+        .arg("#settings")
+        .arg(packed(2, &valid))
+        .exec(&mut con)
+        .unwrap();
+    assert_eq!(queue.settings().run(&mut con).unwrap().metrics_window(), 60);
+    harness::cmd(&mut con, &["HDEL", jobs, "#settings"]);
+    for (field, value) in damaged {
+        let value = value.as_slice();
         if field != "#settings" {
             harness::cmd(&mut con, &["HSET", jobs, "#settings", on]);
         }
-        harness::cmd(&mut con, &["HSET", jobs, field, value]);
+        redis::cmd("HSET")
+            .arg(jobs)
+            .arg(field)
+            .arg(value)
+            .exec(&mut con)
+            .unwrap();
         let before = harness::dump(&mut con);
         assert_code(queue.take(1).run(&mut con), "BAD_JOBS");
         assert_code(queue.ack(&job).run(&mut con), "BAD_JOBS");
@@ -701,7 +800,7 @@ fn damaged_settings_and_metrics_are_refused_before_any_write() {
             assert_code(queue.settings().run(&mut con), "BAD_JOBS");
             assert_code(queue.configure(&Settings::new()).run(&mut con), "BAD_JOBS");
         }
-        assert_eq!(harness::dump(&mut con), before, "{field} = {value}");
+        assert_eq!(harness::dump(&mut con), before, "{field} = {value:?}");
         harness::cmd(&mut con, &["HDEL", jobs, field]);
     }
     // A hold-back time that is no time.

@@ -1099,20 +1099,25 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// One loop that checks the keys of `run`, in a row, each the same value then its text.
+    /// The keys of `run`, in a row, each the same value then its text: one condition over
+    /// them all, and only when it fails, one loop over the texts to name the first key that
+    /// is wrong (a table and a loop cost a call that passes more than the comparisons).
     fn fold(&mut self, run: &[Simple]) {
         let first = &run[0];
         let at = match first.index - 1 {
             0 => "i".to_string(),
             offset => format!("i + {offset}"),
         };
+        let conds: Vec<String> = run.iter().map(|one| one.cond.clone()).collect();
+        self.out.condition("", &conds, " or ");
         let tails: Vec<String> = run.iter().map(|one| lua_text(&one.tail)).collect();
-        self.out.list("for i, each in ipairs({ ", &tails, " }) do");
+        self.out
+            .list("  for i, each in ipairs({ ", &tails, " }) do");
         let key = format!("KEYS[{at}]");
         self.out
-            .condition("  ", &[format!("{key} ~= {} .. each", first.prefix)], "");
+            .condition("    ", &[format!("{key} ~= {} .. each", first.prefix)], "");
         self.out.error_parts(
-            "    ",
+            "      ",
             &[
                 Part::Text(&format!("{BAD_KEYS} KEYS[")),
                 Part::Code(&at),
@@ -1122,6 +1127,7 @@ impl Emitter<'_, '_> {
                 Part::Code(&format!("shown({key})")),
             ],
         );
+        self.out.line("    end");
         self.out.line("  end");
         self.out.line("end");
     }

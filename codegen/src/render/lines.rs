@@ -23,9 +23,10 @@ impl Lines {
     }
 
     /// `<head><item>, <item>, ...<tail>`, wrapped to fit after an item, continuations
-    /// indented by four.
+    /// indented by four more than `head`.
     pub(crate) fn list(&mut self, head: &str, items: &[String], tail: &str) {
-        self.wrapped(head, "    ", items, ", ", tail);
+        let indent = &head[..head.len() - head.trim_start().len()];
+        self.wrapped(head, &format!("{indent}    "), items, ", ", tail);
     }
 
     /// `<head><item><sep><item>...<tail>`, wrapped to fit after a `sep`, each continuation

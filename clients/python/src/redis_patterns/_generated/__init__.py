@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_c93262a4958e"
+LIBRARY = "redis_patterns_v0_1_0_729bceda5168"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "80773ba40b106d0870e1998e89ccd13013d247c1"
+MANIFEST_SHA1 = "4a39a1d056d758c0c652f322247312145e41c750"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

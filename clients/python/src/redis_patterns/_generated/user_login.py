@@ -35,8 +35,8 @@ KEY_RECENT = _rt.Form("user_login", "{<name>}:recent", (_rt.Tag((_rt.Value("name
 LOGIN = _rt.Script(
     "user_login/login",
     path="scripts/user_login/login.lua",
-    sha1="a234d6b1a21ef69f033c1e7d5d1fa337f2b9e697",
-    function="rp_v0_1_0_c93262a4958e__user_login__login",
+    sha1="bc436faff2b6fbb1ad864af7da91f662aecd5fda",
+    function="rp_v0_1_0_729bceda5168__user_login__login",
     read_only=False,
     keys=(4, 4),
     key_names=("ids", "counts", "last", "recent"),

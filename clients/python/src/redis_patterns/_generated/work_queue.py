@@ -136,8 +136,8 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="9194cbec145a463e239e7ad8042fa2ccc1a82464",
-    function="rp_v0_1_0_c93262a4958e__work_queue__ack",
+    sha1="f2501229082555d831d0a3f15b715d922d5eef4e",
+    function="rp_v0_1_0_729bceda5168__work_queue__ack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"),
@@ -235,8 +235,8 @@ def ack(
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="1b29cf30c2dcfad056fcfe33fc07b07d56c07679",
-    function="rp_v0_1_0_c93262a4958e__work_queue__add",
+    sha1="3f167e0486de18632e7863baf13c19444dd359eb",
+    function="rp_v0_1_0_729bceda5168__work_queue__add",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns"),
@@ -331,8 +331,8 @@ def add(
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="08340beb2011b0aad17763a07701c8ab7a9180a2",
-    function="rp_v0_1_0_c93262a4958e__work_queue__add_flow",
+    sha1="1cc647b754a4627445182fd2be829a504f7845da",
+    function="rp_v0_1_0_729bceda5168__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -429,8 +429,8 @@ def add_flow(
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
-    sha1="f213d0d334dab6ca73671c16c86464a6febfe530",
-    function="rp_v0_1_0_c93262a4958e__work_queue__clean",
+    sha1="4294003d262fa909cc3eea6d36ae3abcad90ef3e",
+    function="rp_v0_1_0_729bceda5168__work_queue__clean",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -504,8 +504,8 @@ def clean(
 CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
-    sha1="93ba7371340628574bb749074b9258cd58663e73",
-    function="rp_v0_1_0_c93262a4958e__work_queue__configure",
+    sha1="3e0738f9d9684313b6bfc4b674e6f2259f3346e3",
+    function="rp_v0_1_0_729bceda5168__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -559,8 +559,10 @@ def configure(
     Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
     its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
     metrics window, the events cap, the results' bounds and group turns. They live in
-    `jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with
-    other code applies the same limits, and a change takes effect on the next `take`. An
+    `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
+    `take.lua` reads them on every call, so a worker deployed with other code applies the
+    same limits, and a change takes effect on the next `take`. Settings that an earlier
+    version wrote as text are read as before, and written again in the new form here. An
     empty argument leaves its setting as it is: the merge happens here, in one call, so
     two operators who change different settings at the same moment both keep their change.
     Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
@@ -656,8 +658,8 @@ def configure(
 COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
-    sha1="d4150a371edf41c61b3bea14b1b667fc14159734",
-    function="rp_v0_1_0_c93262a4958e__work_queue__counts",
+    sha1="939cf5cedc46c09db09ef427d4020e530e5bfc0b",
+    function="rp_v0_1_0_729bceda5168__work_queue__counts",
     read_only=True,
     keys=(5, 5),
     key_names=("waiting", "delayed", "leased", "dead", "parked"),
@@ -717,8 +719,8 @@ def counts(
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="561358b10e9cd2b2f24b1f8f26a687935f1a7d72",
-    function="rp_v0_1_0_c93262a4958e__work_queue__delete_queue",
+    sha1="3db54c3c34a4ccff581ed51adca2fc2529ed0d97",
+    function="rp_v0_1_0_729bceda5168__work_queue__delete_queue",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -823,7 +825,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_c93262a4958e__work_queue__due",
+    function="rp_v0_1_0_729bceda5168__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -897,7 +899,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="8254f9ffa622668270a01bfd0a39e73f95726f3a",
-    function="rp_v0_1_0_c93262a4958e__work_queue__events",
+    function="rp_v0_1_0_729bceda5168__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -972,7 +974,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_c93262a4958e__work_queue__extend",
+    function="rp_v0_1_0_729bceda5168__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1034,8 +1036,8 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="496ef63a3b1f858acb427e2be48167925de22e46",
-    function="rp_v0_1_0_c93262a4958e__work_queue__fire",
+    sha1="765df9f9024952d40e22df147b4d8da8045b1c9d",
+    function="rp_v0_1_0_729bceda5168__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1146,8 +1148,8 @@ def fire(
 JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
-    sha1="b0fe1984d597bbb057321a0d258dec5c0569b983",
-    function="rp_v0_1_0_c93262a4958e__work_queue__job",
+    sha1="d87c636427e142c9f970a8b4cfec7150376768ab",
+    function="rp_v0_1_0_729bceda5168__work_queue__job",
     read_only=True,
     keys=(4, 4),
     key_names=("delayed", "leased", "dead", "jobs"),
@@ -1221,8 +1223,8 @@ def job(
 LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
-    sha1="8c67d26aeebc5affd616809d5bef9e379d630c60",
-    function="rp_v0_1_0_c93262a4958e__work_queue__list",
+    sha1="412912876495620abfbe1183b29bdc1917390838",
+    function="rp_v0_1_0_729bceda5168__work_queue__list",
     read_only=True,
     keys=(6, 6),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs"),
@@ -1306,8 +1308,8 @@ def list(
 METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
-    sha1="42be83bc028c2c95cf051c747be854750d5ba62f",
-    function="rp_v0_1_0_c93262a4958e__work_queue__metrics",
+    sha1="e4cbcd105660e4704b7d72bfb2c9a6dc4b80a767",
+    function="rp_v0_1_0_729bceda5168__work_queue__metrics",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"),
@@ -1398,8 +1400,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="93baaf5777769590604d35fbf1c1f2338315dd75",
-    function="rp_v0_1_0_c93262a4958e__work_queue__nack",
+    sha1="2a65fe79705b22212b89bd3b8b25458b88d4ec0e",
+    function="rp_v0_1_0_729bceda5168__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1512,7 +1514,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_c93262a4958e__work_queue__pause",
+    function="rp_v0_1_0_729bceda5168__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1564,7 +1566,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_c93262a4958e__work_queue__paused",
+    function="rp_v0_1_0_729bceda5168__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1611,8 +1613,8 @@ def paused(jobs: str) -> _rt.Call[bool]:
 PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
-    sha1="a49d583d86f9a112c90d271730a77311689ca0cf",
-    function="rp_v0_1_0_c93262a4958e__work_queue__progress",
+    sha1="0287247adaff1d88736b1706db884c59efbb8552",
+    function="rp_v0_1_0_729bceda5168__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -1682,8 +1684,8 @@ def progress(
 RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
-    sha1="5254580c5d1777c17ff63f978514be98d250ff8b",
-    function="rp_v0_1_0_c93262a4958e__work_queue__rate_limit_group",
+    sha1="bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
+    function="rp_v0_1_0_729bceda5168__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -1770,8 +1772,8 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="f0169c2833e5db644f3178456d1007f327ad57f8",
-    function="rp_v0_1_0_c93262a4958e__work_queue__remove",
+    sha1="bd7456c710bc2742cf2afa5ca8d3b83f62a81ded",
+    function="rp_v0_1_0_729bceda5168__work_queue__remove",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -1841,7 +1843,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_c93262a4958e__work_queue__remove_schedule",
+    function="rp_v0_1_0_729bceda5168__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -1893,8 +1895,8 @@ def remove_schedule(schedules: str, due: str, schedule: str) -> _rt.Call[bool]:
 REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
-    sha1="2d086b94eae771091a03280468569a534b2d0b8a",
-    function="rp_v0_1_0_c93262a4958e__work_queue__requeue",
+    sha1="24783e4dac17d3ac65cf515b7960806fae39df36",
+    function="rp_v0_1_0_729bceda5168__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -1965,7 +1967,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_c93262a4958e__work_queue__result",
+    function="rp_v0_1_0_729bceda5168__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2021,8 +2023,8 @@ def result(results: str, kept: str, id: str) -> _rt.Call[_t.Optional[bytes]]:
 RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
-    sha1="71e4a5d66639c307b052a548b63c7dc02c430a66",
-    function="rp_v0_1_0_c93262a4958e__work_queue__resume",
+    sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
+    function="rp_v0_1_0_729bceda5168__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2073,8 +2075,8 @@ def resume(jobs: str, signal: str) -> _rt.Call[bool]:
 RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
-    sha1="5c90bf80acf53461d305456c576cc4e312dcee7b",
-    function="rp_v0_1_0_c93262a4958e__work_queue__retry_dead",
+    sha1="b9b1d3fbccb2710bfd4bfa248d54029f5632326e",
+    function="rp_v0_1_0_729bceda5168__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2144,7 +2146,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_c93262a4958e__work_queue__schedule",
+    function="rp_v0_1_0_729bceda5168__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2206,7 +2208,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="47a83b157b7b609bc091d638fe435d011435347a",
-    function="rp_v0_1_0_c93262a4958e__work_queue__schedules",
+    function="rp_v0_1_0_729bceda5168__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2272,8 +2274,8 @@ def schedules(
 SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
-    sha1="07c08adfafb65c2aaeb859df0a30c3ac3e1bdb45",
-    function="rp_v0_1_0_c93262a4958e__work_queue__set_delay",
+    sha1="cf0b7f9f846688021d808d01368c7db35ab3b42d",
+    function="rp_v0_1_0_729bceda5168__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2352,7 +2354,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="63996d0a1193125bf8c65e615d292e3619d19c47",
-    function="rp_v0_1_0_c93262a4958e__work_queue__set_priority",
+    function="rp_v0_1_0_729bceda5168__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2422,7 +2424,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="f5904d2a5ffbac56a163442ae9d724f46ca21942",
-    function="rp_v0_1_0_c93262a4958e__work_queue__set_schedule",
+    function="rp_v0_1_0_729bceda5168__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2543,8 +2545,8 @@ def set_schedule(
 SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
-    sha1="cb2f1e9d67df4e623bd5e723c8c36cdc12bf97d7",
-    function="rp_v0_1_0_c93262a4958e__work_queue__settings",
+    sha1="216ae439ee297ddf71aebf3bddf10efeb248e1ef",
+    function="rp_v0_1_0_729bceda5168__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2594,8 +2596,8 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="e661b8e6497c42568145796b58c57b01c140525d",
-    function="rp_v0_1_0_c93262a4958e__work_queue__take",
+    sha1="85ce4e91d6f4fcd70b2c53ebfb97ac72de5e5f4c",
+    function="rp_v0_1_0_729bceda5168__work_queue__take",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -3095,8 +3097,10 @@ class WorkQueue:
         Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
         its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
         metrics window, the events cap, the results' bounds and group turns. They live in
-        `jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with
-        other code applies the same limits, and a change takes effect on the next `take`. An
+        `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
+        `take.lua` reads them on every call, so a worker deployed with other code applies the
+        same limits, and a change takes effect on the next `take`. Settings that an earlier
+        version wrote as text are read as before, and written again in the new form here. An
         empty argument leaves its setting as it is: the merge happens here, in one call, so
         two operators who change different settings at the same moment both keep their change.
         Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most

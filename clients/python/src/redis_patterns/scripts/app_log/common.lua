@@ -142,11 +142,14 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
     not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS KEYS[1] must be common:{<name>:<severity>}, got ' .. shown(common))
 end
-for i, each in ipairs({ ':start', ':last', ':pstart' }) do
-  if KEYS[i + 1] ~= 'common:' .. tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be common:{<name>:<severity>}' .. each ..
-        ' with the hash tag as in common, got ' .. shown(KEYS[i + 1]))
+if start ~= 'common:' .. tag_of_keys .. ':start' or last ~= 'common:' .. tag_of_keys .. ':last' or
+    pstart ~= 'common:' .. tag_of_keys .. ':pstart' then
+  for i, each in ipairs({ ':start', ':last', ':pstart' }) do
+    if KEYS[i + 1] ~= 'common:' .. tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be common:{<name>:<severity>}' .. each ..
+          ' with the hash tag as in common, got ' .. shown(KEYS[i + 1]))
+    end
   end
 end
 if recent ~= 'recent:' .. tag_of_keys then

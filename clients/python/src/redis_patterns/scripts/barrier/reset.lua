@@ -89,11 +89,13 @@ local tag_of_keys = string.match(state, '^(.+):barrier$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:barrier, got ' .. shown(state))
 end
-for i, each in ipairs({ ':arrived', ':history', ':wake' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
-        shown(KEYS[i + 1]))
+if arrived ~= tag_of_keys .. ':arrived' or history ~= tag_of_keys .. ':history' or wake ~= tag_of_keys .. ':wake' then
+  for i, each in ipairs({ ':arrived', ':history', ':wake' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in state, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

@@ -160,11 +160,14 @@ local tag_of_keys = string.match(stream, '^(.+):stream$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:stream, got ' .. shown(stream))
 end
-for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
-        shown(KEYS[i + 1]))
+if seq ~= tag_of_keys .. ':seq' or subs ~= tag_of_keys .. ':subs' or cursors ~= tag_of_keys .. ':cursors' or
+    positions ~= tag_of_keys .. ':positions' then
+  for i, each in ipairs({ ':seq', ':subs', ':cursors', ':positions' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in stream, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

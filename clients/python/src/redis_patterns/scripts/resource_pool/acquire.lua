@@ -48,11 +48,14 @@ local tag_of_keys = string.match(available, '^(.+):available$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
 end
-for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
-        shown(KEYS[i + 1]))
+if occupied ~= tag_of_keys .. ':occupied' or leases ~= tag_of_keys .. ':leases' or
+    holders ~= tag_of_keys .. ':holders' then
+  for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

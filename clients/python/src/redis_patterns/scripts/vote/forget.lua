@@ -60,11 +60,13 @@ if down ~= tag_of_keys .. ':down:' .. subject then
       'BAD_KEYS KEYS[2] must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], got ' ..
       shown(down))
 end
-for i, each in ipairs({ ':posted', ':hot', ':best' }) do
-  if KEYS[i + 2] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 2 .. '] must be {<namespace>}' .. each .. ' with <namespace> as in up, got ' ..
-        shown(KEYS[i + 2]))
+if posted ~= tag_of_keys .. ':posted' or hot_rank ~= tag_of_keys .. ':hot' or best_rank ~= tag_of_keys .. ':best' then
+  for i, each in ipairs({ ':posted', ':hot', ':best' }) do
+    if KEYS[i + 2] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 2 .. '] must be {<namespace>}' .. each .. ' with <namespace> as in up, got ' ..
+          shown(KEYS[i + 2]))
+    end
   end
 end
 -- End of the generated input checks.

@@ -3,8 +3,10 @@
 --- Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
 --- its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
 --- metrics window, the events cap, the results' bounds and group turns. They live in
---- `jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with
---- other code applies the same limits, and a change takes effect on the next `take`. An
+--- `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
+--- `take.lua` reads them on every call, so a worker deployed with other code applies the
+--- same limits, and a change takes effect on the next `take`. Settings that an earlier
+--- version wrote as text are read as before, and written again in the new form here. An
 --- empty argument leaves its setting as it is: the merge happens here, in one call, so
 --- two operators who change different settings at the same moment both keep their change.
 --- Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
@@ -66,7 +68,7 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
---- @uses settings_of parked_prefix parse_parked wake_workers shown
+--- @uses settings_of packed_settings parked_prefix parse_parked wake_workers shown
 --- @complexity O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
@@ -99,32 +101,46 @@ end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
+  redis.call('ZADD', signal_key, '0', 'ready')
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers
--- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
--- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
--- error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): false for the defaults
+-- (configure.lua never ran); the form packed_settings writes; or the text
+-- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- configure.lua does not write.
 local function settings_of(stored)
   local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    -- One pattern match (in C) for the whole text; the bounds of each number after it.
-    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-    if #found == 0 then
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-    end
-    if #found == 0 then
-      found = { string.match(stored, nine .. '$') }
+    local found = {}
+    if string.find(stored, '^%d') then
+      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+      -- exact in a Lua number.
+      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+      if #found == 0 then
+        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+      end
+      if #found == 0 then
+        found = { string.match(stored, nine .. '$') }
+      end
+      for i = 1, #found do
+        found[i] = #found[i] <= 16 and tonumber(found[i])
+      end
+    else
+      local ok, packed = pcall(cmsgpack.unpack, stored)
+      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+        for i = 1, 13 do
+          found[i] = packed[i + 1]
+        end
+      end
     end
     local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
     local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
       2592000000, 16384, 1 }
     for i = 1, #found do
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = #found[i] <= 16 and tonumber(found[i])
-      if not (n and n >= low[i] and n <= high[i]) then
+      local n = found[i]
+      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
         found = {}
         break
       end
@@ -141,6 +157,14 @@ local function settings_of(stored)
     dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
     events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
   }
+end
+-- The settings `s` (as settings_of answers them) in the form configure.lua writes to
+-- #settings: a MessagePack array of the form's number, 2, then the thirteen settings in
+-- the order of configure.lua's arguments, which one call unpacks.
+local function packed_settings(s)
+  return cmsgpack.pack({ 2, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
+    s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
+    s.group_turns })
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -216,11 +240,14 @@ local tag_of_keys = string.match(parked, '^(.+):parked$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:parked, got ' .. shown(parked))
 end
-for i, each in ipairs({ ':jobs', ':wake', ':signal', ':events' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in parked, got ' ..
-        shown(KEYS[i + 1]))
+if jobs ~= tag_of_keys .. ':jobs' or wake ~= tag_of_keys .. ':wake' or signal ~= tag_of_keys .. ':signal' or
+    events ~= tag_of_keys .. ':events' then
+  for i, each in ipairs({ ':jobs', ':wake', ':signal', ':events' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in parked, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.
@@ -229,7 +256,8 @@ for _, zset in ipairs({ parked, wake, signal }) do
   redis.call('ZCARD', zset)
 end
 redis.call('XLEN', events)
-local old, bad = settings_of(redis.call('HGET', jobs, '#settings'))
+local stored = redis.call('HGET', jobs, '#settings')
+local old, bad = settings_of(stored)
 if bad then
   return bad
 end
@@ -273,16 +301,15 @@ if old.group_concurrency ~= new.group_concurrency or old.group_rate ~= new.group
   end
 end
 
-if changed then
+-- Settings that an earlier version wrote as text are written again in the form that every
+-- script reads in one step.
+if changed or (stored and string.find(stored, '^%d')) then
   if old.queue_rate ~= new.queue_rate then
     -- The ring starts anew from its first slot: take.lua writes each slot before it reads
     -- it again, so the old start times (#qs:<i>) are never read, and stay until overwritten.
     redis.call('HDEL', jobs, '#qn')
   end
-  redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d %d',
-    new.group_concurrency, new.group_rate, new.group_period, new.queue_concurrency, new.queue_rate,
-    new.queue_period, new.dead_max, new.dead_age, new.metrics_minutes, new.events_max, new.result_ttl,
-    new.result_max, new.group_turns))
+  redis.call('HSET', jobs, '#settings', packed_settings(new))
   if new.events_max > 0 and new.events_max < old.events_max then
     redis.call('XTRIM', events, 'MAXLEN', new.events_max)
   end

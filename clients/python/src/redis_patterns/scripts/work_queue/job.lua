@@ -64,11 +64,13 @@ local tag_of_keys = string.match(delayed, '^(.+):delayed$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:delayed, got ' .. shown(delayed))
 end
-for i, each in ipairs({ ':leased', ':dead', ':jobs' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in delayed, got ' ..
-        shown(KEYS[i + 1]))
+if leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or jobs ~= tag_of_keys .. ':jobs' then
+  for i, each in ipairs({ ':leased', ':dead', ':jobs' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in delayed, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

@@ -65,7 +65,8 @@ end
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
   local prefix = parked_prefix(group)
-  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', '0',
+    string.format('%d', n))
   local found = {}
   for i, member in ipairs(members) do
     local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
@@ -79,29 +80,43 @@ local function parked_of(parked_set, group, n)
   return found
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers
--- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
--- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
--- error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): false for the defaults
+-- (configure.lua never ran); the form packed_settings writes; or the text
+-- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- configure.lua does not write.
 local function settings_of(stored)
   local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    -- One pattern match (in C) for the whole text; the bounds of each number after it.
-    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-    if #found == 0 then
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-    end
-    if #found == 0 then
-      found = { string.match(stored, nine .. '$') }
+    local found = {}
+    if string.find(stored, '^%d') then
+      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+      -- exact in a Lua number.
+      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+      if #found == 0 then
+        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+      end
+      if #found == 0 then
+        found = { string.match(stored, nine .. '$') }
+      end
+      for i = 1, #found do
+        found[i] = #found[i] <= 16 and tonumber(found[i])
+      end
+    else
+      local ok, packed = pcall(cmsgpack.unpack, stored)
+      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+        for i = 1, 13 do
+          found[i] = packed[i + 1]
+        end
+      end
     end
     local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
     local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
       2592000000, 16384, 1 }
     for i = 1, #found do
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = #found[i] <= 16 and tonumber(found[i])
-      if not (n and n >= low[i] and n <= high[i]) then
+      local n = found[i]
+      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
         found = {}
         break
       end
@@ -199,11 +214,14 @@ local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
-        shown(KEYS[i + 1]))
+if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
+    parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or turns ~= tag_of_keys .. ':turns' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

@@ -72,7 +72,8 @@ end
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
   local prefix = parked_prefix(group)
-  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', '0',
+    string.format('%d', n))
   local found = {}
   for i, member in ipairs(members) do
     local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
@@ -89,7 +90,7 @@ end
 local function unpark(parked_set, waiting_set, jobs_hash, found)
   for _, job in ipairs(found) do
     redis.call('ZREM', parked_set, job.member)
-    redis.call('ZADD', waiting_set, job.rank, job.id)
+    redis.call('ZADD', waiting_set, string.format('%d', job.rank), job.id)
     redis.call('HSET', jobs_hash, 's:' .. job.id, 'waiting')
   end
   return #found
@@ -117,7 +118,7 @@ end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
 -- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
-  if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
+  if redis.call('HINCRBY', groups_hash, 'r:' .. group, '-1') <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
   return unpark(parked_set, waiting_set, jobs_hash, first)
@@ -125,7 +126,7 @@ end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
+  redis.call('ZADD', signal_key, '0', 'ready')
 end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
@@ -134,29 +135,43 @@ local function drop_record(jobs_hash, job_id)
     'w:' .. job_id, 'x:' .. job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers
--- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
--- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
--- error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): false for the defaults
+-- (configure.lua never ran); the form packed_settings writes; or the text
+-- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- configure.lua does not write.
 local function settings_of(stored)
   local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    -- One pattern match (in C) for the whole text; the bounds of each number after it.
-    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-    if #found == 0 then
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-    end
-    if #found == 0 then
-      found = { string.match(stored, nine .. '$') }
+    local found = {}
+    if string.find(stored, '^%d') then
+      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+      -- exact in a Lua number.
+      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+      if #found == 0 then
+        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+      end
+      if #found == 0 then
+        found = { string.match(stored, nine .. '$') }
+      end
+      for i = 1, #found do
+        found[i] = #found[i] <= 16 and tonumber(found[i])
+      end
+    else
+      local ok, packed = pcall(cmsgpack.unpack, stored)
+      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+        for i = 1, 13 do
+          found[i] = packed[i + 1]
+        end
+      end
     end
     local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
     local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
       2592000000, 16384, 1 }
     for i = 1, #found do
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = #found[i] <= 16 and tonumber(found[i])
-      if not (n and n >= low[i] and n <= high[i]) then
+      local n = found[i]
+      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
         found = {}
         break
       end
@@ -235,10 +250,11 @@ end
 -- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
 -- `at`, then those beyond the newest `max_count`; how many went.
 local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', dead_set, '-inf', at - max_age, 'BYSCORE', 'LIMIT', 0, budget)
+  local gone = redis.call('ZRANGE', dead_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
+    string.format('%d', budget))
   local over = redis.call('ZCARD', dead_set) - #gone - max_count
   if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', dead_set, 0, #gone + math.min(over, budget - #gone) - 1)
+    gone = redis.call('ZRANGE', dead_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
@@ -257,9 +273,10 @@ local function emit(events_stream, cap, kind, job_id, detail_name, detail)
     return false
   end
   if detail_name then
-    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+    return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id,
+      detail_name, detail)
   end
-  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+  return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id)
 end
 -- The parent that a flow's child names in `link` (its P: field as the caller read it:
 -- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
@@ -299,7 +316,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
-    redis.call('ZADD', dead_set, at, p)
+    redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
     return 'dead'
@@ -309,11 +326,11 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   end
   pending = tonumber(pending) - 1
   if pending > 0 then
-    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    redis.call('HSET', jobs_hash, 'w:' .. p, string.format('%d', pending))
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
-  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
 end
@@ -354,11 +371,15 @@ local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':signal', ':events' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
-        shown(KEYS[i + 1]))
+if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
+    parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or groups ~= tag_of_keys .. ':groups' or
+    signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':signal', ':events' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.

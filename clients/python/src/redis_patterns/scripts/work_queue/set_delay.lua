@@ -55,7 +55,7 @@ end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
-  redis.call('ZADD', signal_key, 0, 'ready')
+  redis.call('ZADD', signal_key, '0', 'ready')
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -81,11 +81,14 @@ local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal' }) do
-  if KEYS[i + 1] ~= tag_of_keys .. each then
-    return redis.error_reply(
-        'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
-        shown(KEYS[i + 1]))
+if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
+    signal ~= tag_of_keys .. ':signal' then
+  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
+          shown(KEYS[i + 1]))
+    end
   end
 end
 -- End of the generated input checks.
