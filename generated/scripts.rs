@@ -5654,7 +5654,7 @@ pub mod reliable_topic {
     pub static PUBLISH: crate::Script = crate::Script {
         name: "reliable_topic/publish",
         path: "scripts/reliable_topic/publish.lua",
-        sha1: "959b5517ec9e0814863c78d286968ae803687893",
+        sha1: "8e2d999e36b725dac2853cf1c192d14e3b1ffcc8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/publish.lua")),
         flags: &[],
         summary: "Publishes a message: its id and number.",
@@ -5689,7 +5689,7 @@ pub mod reliable_topic {
     #[doc = " reads nothing while its lease lasts; `ack.lua` trims it to what the slowest live"]
     #[doc = " subscription still needs."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `959b5517ec9e0814863c78d286968ae803687893`)."]
+    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `8e2d999e36b725dac2853cf1c192d14e3b1ffcc8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -10766,7 +10766,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "3f167e0486de18632e7863baf13c19444dd359eb",
+        sha1: "78023f31efffd0db891c903584724881951fa852",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10815,7 +10815,7 @@ pub mod work_queue {
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `3f167e0486de18632e7863baf13c19444dd359eb`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `78023f31efffd0db891c903584724881951fa852`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10854,7 +10854,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "1cc647b754a4627445182fd2be829a504f7845da",
+        sha1: "5d54a48048e1b41ed208066433a8a25e69b8a8b4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -10907,7 +10907,7 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `1cc647b754a4627445182fd2be829a504f7845da`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `5d54a48048e1b41ed208066433a8a25e69b8a8b4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11515,7 +11515,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "765df9f9024952d40e22df147b4d8da8045b1c9d",
+        sha1: "e6193abada8389d0880d60b12146ca828bf260af",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11575,7 +11575,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `765df9f9024952d40e22df147b4d8da8045b1c9d`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `e6193abada8389d0880d60b12146ca828bf260af`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12987,7 +12987,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "85ce4e91d6f4fcd70b2c53ebfb97ac72de5e5f4c",
+        sha1: "a662ee77df9e718907d60902b0b076cadb52f2d5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13105,7 +13105,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `85ce4e91d6f4fcd70b2c53ebfb97ac72de5e5f4c`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `a662ee77df9e718907d60902b0b076cadb52f2d5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -76,9 +76,9 @@ if err then
   return err
 end
 -- XADD before `seq` moves: a `stream` of another type fails there, before any write. The
--- cap as the caller sent it (checked above): Redis 7.0 formats a Lua number with %.17g.
--- INCR, then, makes `seq` `last` + 1, cheaper than a SET of the number.
+-- cap as the caller sent it (checked above), and the number as text: Redis 7.0 formats a
+-- Lua number with %.17g. INCR, then, makes `seq` `last` + 1, cheaper than a SET of it.
 local number = last + 1
-local id = redis.call('XADD', stream, 'MAXLEN', ARGV[1], '*', 'n', number, 'm', payload)
+local id = redis.call('XADD', stream, 'MAXLEN', ARGV[1], '*', 'n', string.format('%d', number), 'm', payload)
 redis.call('INCR', seq)
 return {id, number}

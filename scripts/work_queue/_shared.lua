@@ -334,9 +334,9 @@ end
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
     job_group, known_settings)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-  for _, zset in ipairs({ waiting_set, delayed_set, signal_key }) do
-    redis.call('ZCARD', zset)
-  end
+  redis.call('ZCARD', waiting_set)
+  redis.call('ZCARD', delayed_set)
+  local signals = redis.call('ZCARD', signal_key)
   local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, '#seq',
     '#settings'))
   if existing then
@@ -362,7 +362,10 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     redis.call('ZADD', delayed_set, string.format('%d', ready), job_id)
   else
     redis.call('ZADD', waiting_set, string.format('%d', rank), job_id)
-    wake_workers(signal_key)
+    -- A member already there wakes the next worker that waits, as a new one would.
+    if signals == 0 then
+      wake_workers(signal_key)
+    end
   end
   local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id,
     string.format('%d', rank), 'n:' .. job_id, '0', 'a:' .. job_id, string.format('%d', ready) }

@@ -1397,8 +1397,9 @@ if cards[dead] + deaths > 0 then
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
--- the next waiting worker wakes, unless the queue is paused.
-if not paused and (redis.call('ZCARD', waiting) > 0
+-- the next waiting worker wakes, unless the queue is paused or `signal` still holds its
+-- member (no worker has waited since it was filled: one would have taken it).
+if not paused and cards[signal] == 0 and (redis.call('ZCARD', waiting) > 0
     or ((turns_on or cards[turns] > 0) and redis.call('ZCARD', turns) > 0)) then
   wake_workers(signal)
 end
