@@ -524,7 +524,7 @@ struct Emitter<'p, 'o> {
 }
 
 /// The check of a fixed key that must be a known value (`prefix`) then a text (`tail`),
-/// held back: keys in a row that differ only in their text are checked in one loop.
+/// held back: keys in a row that differ only in their text are checked in one condition.
 struct Simple {
     index: usize,
     key: String,
@@ -1071,8 +1071,8 @@ impl Emitter<'_, '_> {
     }
 
     /// Writes the checks of the keys held back as [`Simple`]: three or more in a row that
-    /// differ only in their last text are checked in one loop over those texts; the others
-    /// one by one.
+    /// differ only in their last text are checked in one condition (see [`Self::fold`]);
+    /// the others one by one.
     fn flush(&mut self) {
         let pending = std::mem::take(&mut self.pending);
         let mut rest = pending.as_slice();
