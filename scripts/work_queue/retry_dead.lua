@@ -56,8 +56,8 @@ local function next_rank(jobs_hash, job_priority)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text
--- earlier versions wrote, thirteen whole numbers (or the first twelve or nine), which
+-- (configure.lua never ran); the form packed_settings writes; or the text earlier
+-- versions wrote, thirteen whole numbers (or the first twelve or nine), which
 -- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
@@ -79,8 +79,9 @@ local function settings_of(stored)
         found[i] = #found[i] <= 16 and tonumber(found[i])
       end
     else
-      local ok, packed = pcall(cmsgpack.unpack, stored)
-      if ok and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+      -- One object, the whole value (unpack_one answers -1 for the offset after it).
+      local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
+      if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
         for i = 1, 13 do
           found[i] = packed[i + 1]
         end

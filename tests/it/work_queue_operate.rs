@@ -765,6 +765,7 @@ fn damaged_settings_and_metrics_are_refused_before_any_write() {
         ("#settings", float_period),
         ("#settings", text_element),
         ("#settings", packed(2, &too_many_minutes)),
+        ("#settings", [packed(2, &valid), vec![0]].concat()),
         ("#settings", vec![0xc1, 0x00]),
         ("#settings", b"x 0 1000".to_vec()),
         ("#totals", b"1 2".to_vec()),

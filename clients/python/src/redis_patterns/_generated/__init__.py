@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_87a37f8208d4"
+LIBRARY = "redis_patterns_v0_1_0_c7aaa147096f"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "54e4b332408af73d8a68374c9d2ded67accfac0e"
+MANIFEST_SHA1 = "6c6fbdf38db7e6741146b9c9df07870c55e39d4d"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
