@@ -79,6 +79,11 @@ local function parked_of(parked_set, group, n)
   end
   return found
 end
+-- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
+-- stored data, of any type).
+local function whole_within(n, low, high)
+  return type(n) == 'number' and n >= low and n <= high and n % 1 == 0
+end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
 -- (configure.lua never ran); the form packed_settings writes; or the text earlier
@@ -86,53 +91,58 @@ end
 -- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
-  local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
-  if stored then
-    local found = {}
-    if string.find(stored, '^%d') then
-      -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
-      -- exact in a Lua number.
-      local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
-      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
-      if #found == 0 then
-        found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
-      end
-      if #found == 0 then
-        found = { string.match(stored, nine .. '$') }
-      end
-      for i = 1, #found do
-        found[i] = #found[i] <= 16 and tonumber(found[i])
-      end
-    else
-      -- One object, the whole value (unpack_one answers -1 for the offset after it).
-      local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-      if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
-        for i = 1, 13 do
-          found[i] = packed[i + 1]
-        end
+  if not stored then
+    return {
+      group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
+      queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+    }
+  end
+  -- The thirteen settings are v[o + 1] to v[o + 13].
+  local v, o = {}, 0
+  if string.find(stored, '^%d') then
+    -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
+    -- exact in a Lua number.
+    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+    v = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+    if #v == 0 then
+      v = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+    end
+    if #v == 0 then
+      v = { string.match(stored, nine .. '$') }
+    end
+    for i = 1, #v do
+      v[i] = #v[i] <= 16 and tonumber(v[i])
+    end
+    if #v == 9 or #v == 12 then
+      -- The settings that those versions did not have yet, at their defaults.
+      local later = { 0, 3600000, 16384, 0 }
+      for i = #v + 1, 13 do
+        v[i] = later[i - 9]
       end
     end
-    local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
-    local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
-      2592000000, 16384, 1 }
-    for i = 1, #found do
-      local n = found[i]
-      if not (type(n) == 'number' and n >= low[i] and n <= high[i] and n % 1 == 0) then
-        found = {}
-        break
-      end
-      v[i] = n
-    end
-    if #found == 0 then
-      return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
-        .. ', not what configure.lua writes')
+  else
+    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
+    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+      v, o = packed, 1
     end
   end
+  if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
+      and whole_within(v[o + 3], 1, 10000000000) and whole_within(v[o + 4], 0, 1000000)
+      and whole_within(v[o + 5], 0, 1000) and whole_within(v[o + 6], 1, 10000000000)
+      and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
+      and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
+      and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
+      and whole_within(v[o + 13], 0, 1)) then
+    return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+      .. ', not what configure.lua writes')
+  end
   return {
-    group_concurrency = v[1], group_rate = v[2], group_period = v[3],
-    queue_concurrency = v[4], queue_rate = v[5], queue_period = v[6],
-    dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
-    events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
+    group_concurrency = v[o + 1], group_rate = v[o + 2], group_period = v[o + 3],
+    queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
+    dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
+    events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
