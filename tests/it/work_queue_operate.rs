@@ -736,20 +736,20 @@ fn damaged_settings_and_metrics_are_refused_before_any_write() {
     // Metrics on, so that every script that ends a job reads them.
     let on = "0 0 1000 0 0 1000 10000 15552000000 60";
     // The packed form (see settings_written_as_text_are_read_and_rewritten_in_the_packed_form):
-    // a MessagePack array of 14, form 2 then the settings, here each a positive fixint.
-    let packed = |form: u8, settings: &[u8]| {
+    // a MessagePack array of 14, form 2 then the settings, each encoded here by hand.
+    let packed = |form: u8, settings: &[Vec<u8>]| -> Vec<u8> {
         let mut bytes = vec![0x90 + 1 + settings.len() as u8, form];
-        bytes.extend_from_slice(settings);
+        settings.iter().for_each(|one| bytes.extend_from_slice(one));
         bytes
     };
-    let valid = [0, 0, 100, 0, 0, 100, 100, 100, 60, 0, 100, 100, 0];
-    let mut float_period = packed(2, &valid[..2]);
-    float_period.push(0xcb); // a double: 1.5 ms
-    float_period.extend_from_slice(&1.5f64.to_be_bytes());
-    float_period.extend_from_slice(&valid[3..]);
-    let mut text_element = packed(2, &valid[..12]);
-    text_element.extend_from_slice(&[0xa1, b'1']);
-    let too_many_minutes = [&valid[..8], &[0xcd, 0x05, 0xa1], &valid[9..]].concat(); // 1441
+    let fixints = [0u8, 0, 100, 0, 0, 100, 100, 100, 60, 0, 100, 100, 0];
+    let valid: Vec<Vec<u8>> = fixints.iter().map(|&n| vec![n]).collect();
+    let with = |at: usize, element: &[u8]| {
+        let mut settings = valid.clone();
+        settings[at] = element.to_vec();
+        settings
+    };
+    let float_period = [&[0xcb][..], &1.5f64.to_be_bytes()].concat(); // a double: 1.5 ms
     let damaged: Vec<(&str, Vec<u8>)> = vec![
         ("#settings", b"0 0 1000 0 0 1000 10000 15552000000".to_vec()),
         (
@@ -762,24 +762,25 @@ fn damaged_settings_and_metrics_are_refused_before_any_write() {
         ),
         ("#settings", packed(3, &valid)),
         ("#settings", packed(2, &valid[..12])),
-        ("#settings", float_period),
-        ("#settings", text_element),
-        ("#settings", packed(2, &too_many_minutes)),
+        ("#settings", packed(2, &with(2, &float_period))),
+        ("#settings", packed(2, &with(12, &[0xa1, b'1']))), // a text
+        ("#settings", packed(2, &with(8, &[0xcd, 0x05, 0xa1]))), // 1,441 minutes
         ("#settings", [packed(2, &valid), vec![0]].concat()),
         ("#settings", vec![0xc1, 0x00]),
         ("#settings", b"x 0 1000".to_vec()),
         ("#totals", b"1 2".to_vec()),
         ("#totals", b"1 2 x".to_vec()),
     ];
-    // The valid packed form is read: the cases above differ from it in one thing each.
-    harness::cmd(&mut con, &["HSET", jobs, "#settings", on]);
+    // Each packed case differs from a valid value in one thing: this one, with a
+    // dead-letter cap of 1,000 as a uint16, is read.
     redis::cmd("HSET")
         .arg(jobs)
         .arg("#settings")
-        .arg(packed(2, &valid))
+        .arg(packed(2, &with(6, &[0xcd, 0x03, 0xe8])))
         .exec(&mut con)
         .unwrap();
-    assert_eq!(queue.settings().run(&mut con).unwrap().metrics_window(), 60);
+    let read = queue.settings().run(&mut con).unwrap();
+    assert_eq!((read.metrics_window(), read.dead_max()), (60, 1000));
     harness::cmd(&mut con, &["HDEL", jobs, "#settings"]);
     for (field, value) in damaged {
         let value = value.as_slice();
