@@ -9,7 +9,13 @@
 //! ROUNDS=5 JOBS=5000 cargo bench --bench work_queue
 //! PART=failover FAILOVERS=20 cargo bench --bench work_queue
 //! PART=schedulers RUNS=10000 cargo bench --bench work_queue
+//! PART=calls BASE=4c56169 cargo bench --bench work_queue   # add and take against another revision's
 //! ```
+//!
+//! `PART=calls` compares the server time of one `add` and one `take` (acking the job the
+//! previous take handed out) of this checkout's scripts with those of revision `BASE`
+//! (4c56169, before schedulers, events, flows and turns, unless set), features off, best
+//! of `ROUNDS` (5) rounds of `JOBS` (3,000) jobs: see `benches/support/call_cost.rs`.
 //!
 //! `PART=schedulers` checks the job schedulers under crashes: 100 schedules every 100 ms
 //! (catch-up 100), 8 scheduler processes (this bench run again, told by
@@ -44,6 +50,9 @@ use redis_patterns::work_queue::{Connect, MAX_TAKE, Stop, WorkQueue};
 
 #[path = "../tests/it/server.rs"]
 mod server;
+
+#[path = "support/call_cost.rs"]
+mod call_cost;
 
 const STREAM: &str = "bench:stream";
 /// The jobs of a batch: as many as one take hands out.
@@ -466,6 +475,13 @@ fn main() {
     }
     if std::env::var("PART").as_deref() == Ok("schedulers") {
         schedulers(env("RUNS", 10_000));
+        return;
+    }
+    if std::env::var("PART").as_deref() == Ok("calls") {
+        let server = server::RedisProcess::start(&[]);
+        let base = std::env::var("BASE").unwrap_or_else(|_| "4c56169".into());
+        let (rounds, jobs) = (env("ROUNDS", 5), env("JOBS", 3000));
+        call_cost::compare(&mut server.connection(), &base, rounds, jobs);
         return;
     }
     let (rounds, jobs) = (env("ROUNDS", 3), env("JOBS", 2000));
