@@ -525,14 +525,20 @@ end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped. The other keys are read before the first write whatever they hold, which
--- checks their types too: waiting, delayed, leased and wake (ZRANGE), jobs (HMGET).
+-- checks their types too: waiting, delayed and leased (ZRANGE), jobs (HMGET).
 local cards = {}
-for _, zset in ipairs({ dead, parked, idle, signal }) do
+for _, zset in ipairs({ dead, signal }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
-redis.call('HLEN', groups)
--- The keys of events, results and turns, which a queue that does not use them never
--- creates: one call when none is there.
+-- The keys that only jobs of groups fill, and those of events, results and turns, which
+-- a queue that does not use them never creates: one call each while none is there.
+cards[wake], cards[idle] = 0, 0
+if redis.call('EXISTS', groups, parked, wake, idle) > 0 then
+  redis.call('HLEN', groups)
+  redis.call('ZCARD', parked)
+  cards[wake] = redis.call('ZCARD', wake)
+  cards[idle] = redis.call('ZCARD', idle)
+end
 cards[kept], cards[turns] = 0, 0
 if redis.call('EXISTS', events, results, kept, turns) > 0 then
   cards[kept] = redis.call('ZCARD', kept)
@@ -742,7 +748,7 @@ end
 
 -- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
 -- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
-local woken = due_in(wake)
+local woken = cards[wake] > 0 and due_in(wake) or {}
 local budget = limit
 local wakes = {}
 for i, group in ipairs(woken) do
