@@ -6,7 +6,8 @@
 --- `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
 --- `take.lua` reads them on every call, so a worker deployed with other code applies the
 --- same limits, and a change takes effect on the next `take`. Settings that an earlier
---- version wrote as text are read as before, and written again in the new form here. An
+--- version wrote as text are read as before, and written again in the new form here
+--- (which earlier versions' scripts refuse with BAD_JOBS: upgrade every app first). An
 --- empty argument leaves its setting as it is: the merge happens here, in one call, so
 --- two operators who change different settings at the same moment both keep their change.
 --- Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most

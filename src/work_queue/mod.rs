@@ -293,7 +293,13 @@
 //! kept; or a whole [`Settings`]), they live in `{name}:jobs`, and every `take` reads
 //! them, so a worker deployed with other code still applies the same ones, and a change
 //! holds from the next `take`. Raising a group limit wakes up to 100 groups with parked
-//! jobs at once. A handler whose upstream answers "too many requests"
+//! jobs at once.
+//!
+//! The settings are stored in a form that each script reads in one step (a MessagePack
+//! array). Scripts of this version also read the text that earlier versions stored, and
+//! `configure` writes it again in the new form. Earlier versions' scripts refuse the new
+//! form (`BAD_JOBS`, nothing written), so on a rolling deploy upgrade every app that
+//! calls the queue before any of them calls `configure`. A handler whose upstream answers "too many requests"
 //! for one tenant holds that tenant back with
 //! [`rate_limit_group`](WorkQueue::rate_limit_group) (or returns
 //! [`JobError::rate_limit_group`] from a [`Worker`]'s handler): its job is parked with its
