@@ -83,7 +83,8 @@ local function settings_of(stored)
     end
     if #v == 9 or #v == 12 then
       -- The settings that those versions did not have yet, at their defaults.
-      local later = { 0, 3600000, 16384, 0 }
+      local defaults = settings_of(false)
+      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
       for i = #v + 1, 13 do
         v[i] = later[i - 9]
       end
