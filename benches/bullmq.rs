@@ -11,7 +11,8 @@
 //! POLL_MS=1000 cargo bench --bench bullmq # the longest wait of the crate's Worker for a wake-up
 //! ```
 //!
-//! Also: IDLE_GAP_MS (250, the longest pause before an idle pickup's add), WARM (500,
+//! Also: CELLS (the cells to run, by their numbers in the table from 1, for example
+//! `CELLS=5,6`; all unless set), IDLE_GAP_MS (250, the longest pause before an idle pickup's add), WARM (500,
 //! the peers' untimed warm-up jobs per cell), NODE (the node binary), REDIS_SERVER_BIN,
 //! and COMMANDSTATS=1 to print which commands each side's cells of the first round ran
 //! per job (`INFO commandstats`; the peers' counts include their warm-up's jobs, the
@@ -77,8 +78,10 @@
 //! BullMQ's Lua scripts and keys.
 //!
 //! Every side has the same number of connections (the peers add a blocking one per
-//! Worker). The crate's side runs in this process (a thread per producer and worker);
-//! BullMQ's in one node process (`benches/peers/bullmq/bench.mjs`, spawned per cell),
+//! Worker). The crate's side runs in this process, on the crate's async API: a task per
+//! producer and worker on tokio's multi-threaded runtime with a thread per core, as
+//! bullmq-official's, so that the two Rust sides differ in their queues only; BullMQ's in
+//! one node process (`benches/peers/bullmq/bench.mjs`, spawned per cell),
 //! bullmq-official's in one process of its own (`benches/peers/bullmq-rs/`, spawned per
 //! cell, tokio's multi-threaded runtime with a thread per core); each takes the cell as a
 //! JSON argument and prints its results as one JSON line. Node runs JavaScript on one
@@ -120,9 +123,10 @@
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use redis::aio::MultiplexedConnection;
 use redis_patterns::Batch;
 use redis_patterns::work_queue::{
     Job, JobOptions, Limits, MAX_TAKE, Settings, Stop, WorkQueue, Worker,
@@ -276,36 +280,32 @@ fn crate_worker(queue: &WorkQueue) -> Worker<'_> {
     }
 }
 
-/// One worker of a throughput cell, one job per call: the handler (`started`) for each
-/// job, which is acked in the call that takes the next (`ack_and_take`, or `take(1)`
-/// with no job in hand), until `acked` reaches `jobs`; with nothing to take, a wait for
-/// a wake-up (`wait_for_work`). Counts its empty takes in `empty`.
-fn crate_one_per_call(
-    con: &mut redis::Connection,
-    queue: &WorkQueue,
-    (jobs, acked, empty): (usize, &AtomicUsize, &AtomicU64),
-    started: &dyn Fn(&Job),
-) {
+/// One worker of a throughput cell, one job per call: the handler ([`Flow::started`])
+/// for each job, which is acked in the call that takes the next (`ack_and_take`, or
+/// `take(1)` with no job in hand), until every job is acked; with nothing to take, a wait
+/// for a wake-up (`wait_for_work`), counted as an empty take.
+async fn crate_one_per_call(con: &mut MultiplexedConnection, flow: &Flow) {
+    let queue = &flow.queue;
     let mut held: Option<Job> = None;
     loop {
         let next = match held.take() {
             Some(done) => {
-                let next = queue.ack_and_take([&done], 1).run(con).unwrap();
-                acked.fetch_add(1, Ordering::SeqCst);
+                let next = queue.ack_and_take([&done], 1).run_async(con).await.unwrap();
+                flow.acked(1);
                 next
             }
-            None => queue.take(1).run(con).unwrap(),
+            None => queue.take(1).run_async(con).await.unwrap(),
         };
         if let Some(job) = next.into_iter().next() {
-            started(&job);
+            flow.started(&job);
             held = Some(job);
             continue;
         }
-        if acked.load(Ordering::SeqCst) >= jobs {
+        if flow.all_acked() {
             return;
         }
-        empty.fetch_add(1, Ordering::SeqCst);
-        queue.wait_for_work(IDLE_WAIT).run(con).unwrap();
+        flow.empty.fetch_add(1, Ordering::SeqCst);
+        queue.wait_for_work(IDLE_WAIT).run_async(con).await.unwrap();
     }
 }
 
@@ -315,28 +315,28 @@ const IDLE_WAIT: Duration = Duration::from_millis(5);
 
 /// One worker of a throughput cell, in batches: the handler for each of up to [`BATCH`]
 /// jobs, then their acks and the take of the next batch in one call (`ack_and_take`: one
-/// round trip and one script per batch), until `acked` reaches `jobs`; with nothing to take,
-/// a wait for a wake-up. Counts its empty takes in `empty`.
-fn crate_batches(
-    con: &mut redis::Connection,
-    queue: &WorkQueue,
-    (jobs, acked, empty): (usize, &AtomicUsize, &AtomicU64),
-    started: &dyn Fn(&Job),
-) {
+/// round trip and one script per batch), until every job is acked; with nothing to take, a
+/// wait for a wake-up, counted as an empty take.
+async fn crate_batches(con: &mut MultiplexedConnection, flow: &Flow) {
+    let queue = &flow.queue;
     let mut held: Vec<Job> = Vec::new();
     loop {
-        let next = queue.ack_and_take(&held, BATCH as u64).run(con).unwrap();
-        acked.fetch_add(held.len(), Ordering::SeqCst);
+        let next = queue
+            .ack_and_take(&held, BATCH as u64)
+            .run_async(con)
+            .await
+            .unwrap();
+        flow.acked(held.len());
         held = next;
         if !held.is_empty() {
-            held.iter().for_each(started);
+            held.iter().for_each(|job| flow.started(job));
             continue;
         }
-        if acked.load(Ordering::SeqCst) >= jobs {
+        if flow.all_acked() {
             return;
         }
-        empty.fetch_add(1, Ordering::SeqCst);
-        queue.wait_for_work(IDLE_WAIT).run(con).unwrap();
+        flow.empty.fetch_add(1, Ordering::SeqCst);
+        queue.wait_for_work(IDLE_WAIT).run_async(con).await.unwrap();
     }
 }
 
@@ -393,13 +393,13 @@ fn crate_pickup(
 
 /// One producer of a throughput cell: jobs `p`, `p + workers`, … one add per call when
 /// `per` is 1, else `per` adds in one `Batch`; with `groups`, job n in group `g{n % 16}`;
-/// `added` gets when each add returned.
-fn crate_produce(
-    con: &mut redis::Connection,
-    queue: &WorkQueue,
-    (p, workers, jobs, per, groups): (usize, usize, usize, usize, bool),
-    added: &dyn Fn(usize),
+/// notes when each add returned ([`Flow::added`]).
+async fn crate_produce(
+    con: &mut MultiplexedConnection,
+    flow: &Flow,
+    (p, workers, per, groups): (usize, usize, usize, bool),
 ) {
+    let queue = &flow.queue;
     let add = |n: usize| {
         let id = format!("j-{n}");
         if groups {
@@ -409,19 +409,19 @@ fn crate_produce(
             queue.add(&id, PAYLOAD)
         }
     };
-    let mine: Vec<usize> = (p..jobs).step_by(workers).collect();
+    let mine: Vec<usize> = (p..flow.jobs).step_by(workers).collect();
     for chunk in mine.chunks(per) {
         if let [n] = chunk {
-            add(*n).run(con).unwrap();
+            add(*n).run_async(con).await.unwrap();
         } else {
             let mut adds = Batch::new();
             for &n in chunk {
                 let _ = adds.add(add(n));
             }
-            adds.run(con).unwrap();
+            adds.run_async(con).await.unwrap();
         }
         for &n in chunk {
-            added(n);
+            flow.added[n].store(flow.since_base(), Ordering::SeqCst);
         }
     }
 }
@@ -461,9 +461,12 @@ fn crate_settings(extra: Extra) -> Settings {
 }
 
 /// One throughput cell of the crate: `workers` producers and `workers` workers on a
-/// fresh queue configured for the cell ([`crate_settings`]); with `spec.paused`, the
-/// queue paused while the producers add, then resumed (the workers run throughout; their
-/// empty takes are counted from the resume).
+/// fresh queue configured for the cell ([`crate_settings`]), each a task with a
+/// connection of its own on tokio's multi-threaded runtime with a thread per core (as
+/// bullmq-official's program runs); with `spec.paused`, the queue paused while the
+/// producers add, then resumed (the workers run throughout; their empty takes are counted
+/// from the resume). Timed to the last ack, as the peers' cells: the workers that wait for
+/// work then stop after it.
 fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize) -> Cell {
     let Spec {
         workers,
@@ -472,14 +475,20 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
         extra,
     } = spec;
     let groups = extra == Extra::Limits;
-    let queue = WorkQueue::new(name).unwrap();
     let base = Instant::now();
-    let since_base = || base.elapsed().as_nanos() as u64 + 1; // 0 stays "not yet"
-    let added: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
-    let started: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
-    let acked = AtomicUsize::new(0);
-    let empty = AtomicU64::new(0);
+    let flow = Arc::new(Flow {
+        queue: WorkQueue::new(name).unwrap(),
+        jobs,
+        base,
+        added: (0..jobs).map(|_| AtomicU64::new(0)).collect(),
+        started: (0..jobs).map(|_| AtomicU64::new(0)).collect(),
+        acked: AtomicUsize::new(0),
+        last_acked: tokio::sync::Notify::new(),
+        empty: AtomicU64::new(0),
+        go: tokio::sync::Barrier::new(2 * workers + 1),
+    });
     let mut probe = server.connection();
+    let queue = &flow.queue;
     queue
         .configure(&crate_settings(extra))
         .run(&mut probe)
@@ -487,63 +496,71 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
     if paused {
         queue.pause().run(&mut probe).unwrap();
     }
-    let producer_cons: Vec<_> = (0..workers).map(|_| server.connection()).collect();
-    let worker_cons: Vec<_> = (0..workers).map(|_| server.connection()).collect();
-    let go = Barrier::new(2 * workers + 1);
-    let on_added = |n: usize| added[n].store(since_base(), Ordering::SeqCst);
-    let on_started = |job: &Job| started[number_of(&job.id)].store(since_base(), Ordering::SeqCst);
-    let (cpu_before, client_before, start, empty_before) = std::thread::scope(|scope| {
-        let producers: Vec<_> = producer_cons
-            .into_iter()
-            .enumerate()
-            .map(|(p, mut con)| {
-                let (go, queue, on_added) = (&go, &queue, &on_added);
-                scope.spawn(move || {
-                    go.wait();
-                    let cell = (p, workers, jobs, per, groups);
-                    crate_produce(&mut con, queue, cell, on_added);
-                })
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let connect = || {
+        runtime
+            .block_on(client.get_multiplexed_async_connection())
+            .unwrap()
+    };
+    let producers: Vec<_> = (0..workers)
+        .map(|p| {
+            let (flow, mut con) = (flow.clone(), connect());
+            runtime.spawn(async move {
+                flow.go.wait().await;
+                crate_produce(&mut con, &flow, (p, workers, per, groups)).await;
             })
-            .collect();
-        let handles: Vec<_> = worker_cons
-            .into_iter()
-            .map(|mut con| {
-                let (go, queue, on_started) = (&go, &queue, &on_started);
-                let counters = (jobs, &acked, &empty);
-                scope.spawn(move || {
-                    go.wait();
-                    if per == 1 {
-                        crate_one_per_call(&mut con, queue, counters, on_started)
-                    } else {
-                        crate_batches(&mut con, queue, counters, on_started)
-                    }
-                })
+        })
+        .collect();
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            let (flow, mut con) = (flow.clone(), connect());
+            runtime.spawn(async move {
+                flow.go.wait().await;
+                if per == 1 {
+                    crate_one_per_call(&mut con, &flow).await
+                } else {
+                    crate_batches(&mut con, &flow).await
+                }
             })
-            .collect();
-        let measured = if paused {
-            go.wait();
-            producers.into_iter().for_each(|p| p.join().unwrap());
-            let measured = (
-                server_us(&mut probe),
-                client_us(),
-                Instant::now(),
-                empty.load(Ordering::SeqCst),
-            );
-            queue.resume().run(&mut probe).unwrap();
-            measured
-        } else {
-            let measured = (server_us(&mut probe), client_us(), Instant::now(), 0);
-            go.wait();
-            measured
-        };
-        handles.into_iter().for_each(|h| h.join().unwrap());
+        })
+        .collect();
+    let start_producers = async {
+        flow.go.wait().await;
+        for producer in producers {
+            producer.await.unwrap();
+        }
+    };
+    let (cpu_before, client_before, start, empty_before) = if paused {
+        runtime.block_on(start_producers);
+        let measured = (
+            server_us(&mut probe),
+            client_us(),
+            Instant::now(),
+            flow.empty.load(Ordering::SeqCst),
+        );
+        queue.resume().run(&mut probe).unwrap();
         measured
-    });
+    } else {
+        let measured = (server_us(&mut probe), client_us(), Instant::now(), 0);
+        runtime.block_on(start_producers);
+        measured
+    };
+    runtime.block_on(flow.last_acked.notified());
     let secs = start.elapsed().as_secs_f64();
     let client_cpu_us = client_us() - client_before;
     let cpu_us = server_us(&mut probe) - cpu_before;
+    runtime.block_on(async {
+        for handle in handles {
+            handle.await.unwrap();
+        }
+    });
     let from = start.duration_since(base).as_nanos() as u64;
-    let last_add = added
+    let last_add = flow
+        .added
         .iter()
         .map(|a| a.load(Ordering::SeqCst))
         .max()
@@ -552,9 +569,10 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
     let counts = queue.counts().run(&mut probe).unwrap();
     assert_eq!(counts, Default::default(), "every job was acked");
     // From the add, or from the resume in a paused cell.
-    let pickup_us = added
+    let pickup_us = flow
+        .added
         .iter()
-        .zip(&started)
+        .zip(&flow.started)
         .map(|(a, s)| {
             s.load(Ordering::SeqCst)
                 .saturating_sub(a.load(Ordering::SeqCst).max(from))
@@ -562,13 +580,53 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
         })
         .collect();
     Cell {
-        jobs: acked.into_inner(),
+        jobs: flow.acked.load(Ordering::SeqCst),
         secs,
         cpu_us,
         client_cpu_us,
         adds_secs,
         pickup_us,
-        empty_takes: empty.into_inner() - empty_before,
+        empty_takes: flow.empty.load(Ordering::SeqCst) - empty_before,
+    }
+}
+
+/// What the producers and workers of one crate cell share.
+struct Flow {
+    queue: WorkQueue,
+    jobs: usize,
+    base: Instant,
+    /// When each job's add returned, and when its handler started (ns since `base`).
+    added: Vec<AtomicU64>,
+    started: Vec<AtomicU64>,
+    acked: AtomicUsize,
+    /// Notified by the ack of the last job: the end of the cell.
+    last_acked: tokio::sync::Notify,
+    /// The workers' empty takes.
+    empty: AtomicU64,
+    /// Every producer and worker, and the cell's clock, start together.
+    go: tokio::sync::Barrier,
+}
+
+impl Flow {
+    /// Now, in ns since `base`; 0 stays "not yet".
+    fn since_base(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64 + 1
+    }
+
+    /// The handler of a job: notes when it started.
+    fn started(&self, job: &Job) {
+        self.started[number_of(&job.id)].store(self.since_base(), Ordering::SeqCst);
+    }
+
+    /// `n` more jobs acked; the last one ends the cell.
+    fn acked(&self, n: usize) {
+        if n > 0 && self.acked.fetch_add(n, Ordering::SeqCst) + n == self.jobs {
+            self.last_acked.notify_one();
+        }
+    }
+
+    fn all_acked(&self) -> bool {
+        self.acked.load(Ordering::SeqCst) >= self.jobs
     }
 }
 
@@ -920,6 +978,17 @@ fn main() {
         std::array::from_fn(|_| CELLS.iter().map(|_| Tally::default()).collect());
     let mut idle: [Tally; 3] = Default::default();
     let commandstats = std::env::var_os("COMMANDSTATS").is_some();
+    let chosen: Vec<usize> = match std::env::var("CELLS") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .expect("CELLS: cell numbers from 1, comma-separated")
+            })
+            .collect(),
+        Err(_) => (1..=CELLS.len()).collect(),
+    };
     let mut stats_lines = Vec::new();
     for round in 0..rounds {
         // The sides take turns: the order rotates by one each round.
@@ -927,6 +996,9 @@ fn main() {
             .map(|k| SIDES[(round + k) % SIDES.len()])
             .collect();
         for (i, &spec) in CELLS.iter().enumerate() {
+            if !chosen.contains(&(i + 1)) {
+                continue;
+            }
             for &side in &order {
                 let peer = ready(side);
                 if side != Side::Crate && peer.is_none() {

@@ -212,5 +212,6 @@ async function pickup({ pickups, gapMs }) {
 }
 
 const result = mode === 'throughput' ? await throughput(cell) : await pickup(cell);
-process.stdout.write(JSON.stringify(result) + '\n');
-process.exit(0);
+// Exit once the line is flushed: a pipe takes 64 KiB at a time, and the pickups of a
+// long cell are more.
+process.stdout.write(JSON.stringify(result) + '\n', () => process.exit(0));
