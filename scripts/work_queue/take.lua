@@ -843,11 +843,17 @@ local function bytes_less(a, b)
   end
   return #a < #b
 end
-local heads = redis.call('ZRANGE', waiting, '0', string.format('%d', 4 * limit - 1), 'WITHSCORES')
+-- A score in a reply costs the server the formatting of a number: the heads' ranks come
+-- with them only where all are needed (arrivals to merge in, turns to move them to), else
+-- each is read when its job is parked (false until then).
+local with_ranks = turns_on or next(arriving) ~= nil
+local last_head = string.format('%d', 4 * limit - 1)
+local heads = with_ranks and redis.call('ZRANGE', waiting, '0', last_head, 'WITHSCORES')
+  or redis.call('ZRANGE', waiting, '0', last_head)
 local queue = {}
-for i = 1, #heads, 2 do
+for i = 1, #heads, with_ranks and 2 or 1 do
   if arriving[heads[i]] == nil then
-    queue[#queue + 1] = { id = heads[i], rank = tonumber(heads[i + 1]) }
+    queue[#queue + 1] = { id = heads[i], rank = with_ranks and tonumber(heads[i + 1]) }
   end
 end
 -- `heads` come in that order already: only arrivals need a sort.
@@ -958,6 +964,9 @@ local function consider(head)
       end
     end
     -- A parked job is named by its rank, which must be one.
+    if step.park and not head.rank then
+      head.rank = tonumber(redis.call('ZSCORE', waiting, id))
+    end
     if step.park and not (head.rank >= 1 and head.rank <= 2559999999999999 and head.rank % 1 == 0) then
       return nil, redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
         .. ', not a rank these scripts write')
@@ -966,6 +975,8 @@ local function consider(head)
   end
   if payload and not step.park then
     step.payload = payload
+    -- Its count as read above (none before the first delivery): one write below.
+    step.delivery = (deliveries and tonumber(deliveries) or 0) + 1
     count = count + 1
     if queue_ring then
       step.queue_slot = queue_ring.started % queue_rate
@@ -1333,11 +1344,11 @@ for _, step in ipairs(plan) do
       redis.call('ZADD', wake, 'LT', string.format('%d', step.wake), step.group)
     end
   else
-    local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, '1')
+    local delivery = string.format('%d', step.delivery)
     local held = token .. ':' .. delivery
     local deadline = now + lease
     redis.call('ZADD', leased, string.format('%d', deadline), id)
-    redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held)
+    redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held, 'n:' .. id, delivery)
     if step.queue_slot then
       redis.call('HSET', jobs, '#qs:' .. step.queue_slot, now_text, '#qn', string.format('%d', queue_ring.started))
     end
@@ -1350,7 +1361,7 @@ for _, step in ipairs(plan) do
       end
     end
     -- Numbers go out as integer replies: each is whole and below 2^53.
-    taken[#taken + 1] = { id, held, delivery, deadline, step.group ~= '' and step.group or false, step.payload }
+    taken[#taken + 1] = { id, held, step.delivery, deadline, step.group ~= '' and step.group or false, step.payload }
   end
 end
 

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_a45d083af6b4"
+LIBRARY = "redis_patterns_v0_1_0_37dad7cc296f"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "a2408b26cf75d48dd23720fe32c0f62a546dd453"
+MANIFEST_SHA1 = "158edb71d16f77a1f087687ff053355ee293e6f8"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
