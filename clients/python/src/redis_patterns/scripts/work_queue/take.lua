@@ -527,21 +527,20 @@ end
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped. The other keys are read before the first write whatever they hold, which
 -- checks their types too: waiting, delayed and leased (ZRANGE), jobs (HMGET).
-local cards = {}
-for _, zset in ipairs({ dead, signal }) do
-  cards[zset] = redis.call('ZCARD', zset)
-end
--- The keys that only jobs of groups fill, and those of events, results and turns, which
--- a queue that does not use them never creates: one call each while none is there.
-cards[wake], cards[idle] = 0, 0
+local cards = { [signal] = redis.call('ZCARD', signal) }
+-- The keys that only jobs of groups fill, and those of dead jobs, events, results and
+-- turns, which a healthy queue that does not use them never creates: one call each while
+-- none is there.
+cards[parked], cards[wake], cards[idle] = 0, 0, 0
 if redis.call('EXISTS', groups, parked, wake, idle) > 0 then
   redis.call('HLEN', groups)
-  redis.call('ZCARD', parked)
+  cards[parked] = redis.call('ZCARD', parked)
   cards[wake] = redis.call('ZCARD', wake)
   cards[idle] = redis.call('ZCARD', idle)
 end
-cards[kept], cards[turns] = 0, 0
-if redis.call('EXISTS', events, results, kept, turns) > 0 then
+cards[dead], cards[kept], cards[turns] = 0, 0, 0
+if redis.call('EXISTS', dead, events, results, kept, turns) > 0 then
+  cards[dead] = redis.call('ZCARD', dead)
   cards[kept] = redis.call('ZCARD', kept)
   cards[turns] = redis.call('ZCARD', turns)
   redis.call('HLEN', results)
@@ -549,7 +548,8 @@ if redis.call('EXISTS', events, results, kept, turns) > 0 then
 end
 
 -- Paused (pause.lua): nothing is taken and no worker is woken.
-local paused, stored_settings = unpack(redis.call('HMGET', jobs, '#paused', '#settings'))
+-- With the queue's start count (#qn, read below only while the queue has a rate).
+local paused, stored_settings, queue_started = unpack(redis.call('HMGET', jobs, '#paused', '#settings', '#qn'))
 if paused and paused ~= '1' then
   return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
 end
@@ -605,6 +605,9 @@ end
 local unparked = {}
 -- The next n parked jobs of `group`, after those the plan already sends back.
 local function next_parked(group, n)
+  if cards[parked] == 0 then
+    return {}
+  end
   local from = unparked[group] or 0
   local found, bad = parked_of(parked, group, from + n)
   if bad then
@@ -873,11 +876,10 @@ end
 -- whole period old.
 local queue_ring
 if queue_rate > 0 then
-  local started = redis.call('HGET', jobs, '#qn')
-  if started and not safe_integer(started, 0, 999999999999999) then
-    return bad_jobs('the start count #qn', started)
+  if queue_started and not safe_integer(queue_started, 0, 999999999999999) then
+    return bad_jobs('the start count #qn', queue_started)
   end
-  queue_ring = { started = tonumber(started or '0'), slots = {} }
+  queue_ring = { started = tonumber(queue_started or '0'), slots = {} }
 end
 local function queue_may_start()
   if not queue_ring or queue_ring.started < queue_rate then
