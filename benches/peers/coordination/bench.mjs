@@ -105,8 +105,10 @@ await Promise.all(
 const secs = (performance.now() - base) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
 const version = require(`${lib}/package.json`).version;
+for (const con of cons) con.disconnect();
+// Exit once the line is flushed: a pipe takes 64 KiB at a time, and the holds of a long
+// cell are more.
 process.stdout.write(
   JSON.stringify({ lib, version, ops: holds.length, secs, client_cpu_us: cpu.user + cpu.system, holds }) + '\n',
+  () => process.exit(0),
 );
-for (const con of cons) con.disconnect();
-process.exit(0);
