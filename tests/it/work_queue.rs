@@ -1205,6 +1205,84 @@ fn a_job_without_its_record_is_dropped() {
     assert_eq!(queue.job("a").run(&mut con).unwrap(), None);
 }
 
+/// `take`'s path for the common call (a queue without groups, limits, events, kept
+/// results, flows or dead jobs) and its general path agree: two queues get the same jobs
+/// and the same calls, one of them with a dead job, which sends its later calls down the
+/// general path; each call takes the same jobs at the same deliveries, and the queues end
+/// with the same records, states and waiting and leased jobs.
+#[test]
+fn the_common_call_and_the_general_path_agree() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let lean = WorkQueue::new("common").unwrap();
+    let general = WorkQueue::new("general")
+        .unwrap()
+        .with_max_deliveries(1)
+        .unwrap();
+    general.add("x", "x").run(&mut con).unwrap();
+    let x = general.take(1).run(&mut con).unwrap().remove(0);
+    assert_eq!(
+        nacked(general.nack(&x, "gone").run(&mut con)).unwrap(),
+        "dead"
+    );
+    let mut held = [Vec::new(), Vec::new()];
+    for (queue, held) in [&lean, &general].into_iter().zip(&mut held) {
+        for n in 0..8 {
+            let options = JobOptions::new().priority(if n % 3 == 0 { 5 } else { 0 });
+            queue
+                .add_with(&format!("j{n}"), format!("payload {n}"), options)
+                .run(&mut con)
+                .unwrap();
+        }
+        *held = queue.take(2).run(&mut con).unwrap();
+    }
+    assert_eq!(shown(&held[0]), shown(&held[1]));
+    for limit in [3, 1, 10, 10] {
+        let taken: Vec<Vec<Job>> = [&lean, &general]
+            .into_iter()
+            .zip(&held)
+            .map(|(queue, done)| queue.ack_and_take(done, limit).run(&mut con).unwrap())
+            .collect();
+        assert_eq!(
+            shown(&taken[0]),
+            shown(&taken[1]),
+            "ack_and_take(…, {limit})"
+        );
+        let payloads = |jobs: &[Job]| jobs.iter().map(|j| j.payload.clone()).collect::<Vec<_>>();
+        assert_eq!(payloads(&taken[0]), payloads(&taken[1]));
+        held = [taken[0].clone(), taken[1].clone()];
+    }
+    // What each queue holds, but for the dead job and what differs by design: tokens
+    // (random per call), deadlines and ready times (the server's clock).
+    let holds = |con: &mut redis::Connection, queue: &WorkQueue| {
+        let keys = queue.keys();
+        let fields: BTreeMap<String, String> =
+            redis::cmd("HGETALL").arg(keys[5]).query(con).unwrap();
+        let fields: BTreeMap<String, String> = fields
+            .into_iter()
+            .filter(|(field, _)| !field.ends_with(":x") && !field.starts_with('#'))
+            .map(|(field, value)| match &field[..2] {
+                "t:" | "a:" => (field, String::new()),
+                _ => (field, value),
+            })
+            .collect();
+        let mut members = |key: &str| -> Vec<String> {
+            redis::cmd("ZRANGE")
+                .arg(key)
+                .arg(0)
+                .arg(-1)
+                .query(con)
+                .unwrap()
+        };
+        let (waiting, leased) = (members(keys[0]), members(keys[2]));
+        (fields, waiting, leased)
+    };
+    let lean_holds = holds(&mut con, &lean);
+    assert_eq!(lean_holds, holds(&mut con, &general));
+    assert_eq!(lean_holds.1.len(), 0, "every job was taken");
+    assert_eq!(lean_holds.2.len(), held[0].len());
+}
+
 /// 100 dead jobs requeued by 8 clients at once are each requeued once. Then 4 workers
 /// take and ack while 4 clients remove every id: each job is acked or removed, never both,
 /// and none is left.

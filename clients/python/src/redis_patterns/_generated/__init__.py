@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_c676c3df2203"
+LIBRARY = "redis_patterns_v0_1_0_ef7fecc92c1a"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "f766a89b0db356bfc37f0c4c4e4cd87b8f626b91"
+MANIFEST_SHA1 = "0764906b9cbd46a720bdd26c1f4ff26eac9fd576"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
