@@ -12988,7 +12988,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "160fc1f89fbe2797890b2be2b0a67ec756451247",
+        sha1: "ad26231e8add1a73e41ec0e03c8bca637bbe2cf4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13106,7 +13106,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `160fc1f89fbe2797890b2be2b0a67ec756451247`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `ad26231e8add1a73e41ec0e03c8bca637bbe2cf4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
