@@ -1397,7 +1397,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/add",
-            input: "a new delayed job in a group, on a busy queue",
+            input: "a new delayed LIFO job in a group with retry options, on a busy queue",
             setup: busy_queue,
             keys: Keys::of("work_queue/add", QUEUE),
             args: strings([
@@ -1406,6 +1406,11 @@ fn cases() -> Vec<Case> {
                 "255".into(),
                 "1000000000000".into(),
                 "g".into(),
+                "1000".into(),
+                "exponential".into(),
+                "1000000000000".into(),
+                "1000000000000".into(),
+                "1".into(),
             ]),
         },
         Case {
@@ -1607,6 +1612,11 @@ fn cases() -> Vec<Case> {
                 "255".into(),
                 "0".into(),
                 "g".into(),
+                "0".into(),
+                "worker".into(),
+                "0".into(),
+                "0".into(),
+                "0".into(),
             ]),
         },
         Case {

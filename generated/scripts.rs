@@ -10462,7 +10462,7 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
-        #[doc = " The template of `waiting` (a zset), `{<name>}:waiting`: job id -> rank: (255 - priority) × 10^13 + arrival number"]
+        #[doc = " The template of `waiting` (a zset), `{<name>}:waiting`: job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
         #[doc = ""]
         #[doc = " Build its name with [`waiting()`]."]
         pub static WAITING: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:waiting", forms: &[crate::KeyForm { text: "{<name>}:waiting", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":waiting")] }] };
@@ -10673,13 +10673,13 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "e63d412b2fbad30ed30b053a0089683d6bb20a31",
+        sha1: "3cc88f25a7a51d74578c28adaf934fe44bcf42e2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
         description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. A flow's child that ends lets its parent run\nonce it was the last one (see `add_flow.lua`).",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
@@ -10724,10 +10724,10 @@ pub mod work_queue {
     #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
     #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `e63d412b2fbad30ed30b053a0089683d6bb20a31`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `3cc88f25a7a51d74578c28adaf934fe44bcf42e2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -10766,13 +10766,13 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "ac954bae253a19d34f2dd3585bf612bedefe24a3",
+        sha1: "fb2e3e6acbabfd3338c565f0114f4acc9513e35b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added. A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
@@ -10785,13 +10785,23 @@ pub mod work_queue {
             crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "higher is taken first; 0 is the usual", template: None },
             crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long the job waits before it can be taken; 0 for none", template: None },
             crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the group whose limits the job counts against; '' for none", template: None },
+            crate::Param { name: "attempts", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most deliveries of this job; 0 for the caller's `max_deliveries`", template: None },
+            crate::Param { name: "backoff", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["worker", "none", "fixed", "exponential"]), doc: "the delay before each retry of this job; worker: the caller's", template: None },
+            crate::Param { name: "backoff_delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the fixed delay, or the exponential backoff's first one", template: None },
+            crate::Param { name: "backoff_max", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the exponential backoff's longest delay", template: None },
+            crate::Param { name: "lifo", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ahead of the jobs waiting at its priority, not behind them", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 5 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 10 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_ATTEMPTS", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_BACKOFF", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "BAD_BACKOFF_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_BACKOFF_MAX", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_LIFO", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
             crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
@@ -10799,6 +10809,11 @@ pub mod work_queue {
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
         defaults: &[
+            crate::Preset { name: "attempts", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: the caller's max_deliveries" },
+            crate::Preset { name: "backoff", value: crate::PresetValue::Text("worker"), doc: "JobOptions::new: the caller's delay" },
+            crate::Preset { name: "backoff_delay", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
+            crate::Preset { name: "backoff_max", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
+            crate::Preset { name: "lifo", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: behind the jobs of its priority" },
         ],
     };
 
@@ -10809,16 +10824,24 @@ pub mod work_queue {
     #[doc = " An id that is in the queue in any state (waiting, delayed, leased, parked or dead) is"]
     #[doc = " left as it is, and the reply says which state it is in; once a job is acked or"]
     #[doc = " removed, its id may be added again. Higher `priority` is taken first; jobs of one"]
-    #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
+    #[doc = " priority are taken in the order they were added, except that a `lifo` job goes ahead"]
+    #[doc = " of those waiting at its priority (last in, first out). A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`). While the queue's groups take turns"]
     #[doc = " (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range"]
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
+    #[doc = " A job can carry retry options of its own, kept in `jobs` (o:\\<id>) and read by"]
+    #[doc = " `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most"]
+    #[doc = " deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with"]
+    #[doc = " `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a"]
+    #[doc = " `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'"]
+    #[doc = " (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random"]
+    #[doc = " point from half of that to all of it). 0 and 'worker' keep the caller's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `ac954bae253a19d34f2dd3585bf612bedefe24a3`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `fb2e3e6acbabfd3338c565f0114f4acc9513e35b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -10831,21 +10854,31 @@ pub mod work_queue {
     #[doc = " - `priority` (`uint`, from 0 to 255): higher is taken first; 0 is the usual"]
     #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0 for none"]
     #[doc = " - `group` (`string`): the group whose limits the job counts against; '' for none"]
+    #[doc = " - `attempts` (`uint`, from 0 to 1000): the most deliveries of this job; 0 for the caller's `max_deliveries`"]
+    #[doc = " - `backoff` (`string`, one of `worker`, `none`, `fixed`, `exponential`): the delay before each retry of this job; worker: the caller's"]
+    #[doc = " - `backoff_delay` (`ms`, from 0 to 1000000000000 ms): the fixed delay, or the exponential backoff's first one"]
+    #[doc = " - `backoff_max` (`ms`, from 0 to 1000000000000 ms): the exponential backoff's longest delay"]
+    #[doc = " - `lifo` (`bool`): ahead of the jobs waiting at its priority, not behind them"]
     #[doc = ""]
     #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 5 arguments"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 10 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_ATTEMPTS`: not an integer within its range"]
+    #[doc = " - `BAD_BACKOFF`: not one of its choices"]
+    #[doc = " - `BAD_BACKOFF_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_BACKOFF_MAX`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_LIFO`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str) -> crate::Op<(bool, String,)> {
-        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).finish()
+    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).finish()
     }
 
     #[doc = " `work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
@@ -10854,13 +10887,13 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "d6b6f7c877b91154ad32f0b1e3cc7d5480141275",
+        sha1: "618d972364461fe43d10ce99d3c00783147b9780",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
         description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (in `jobs` only, not in any set) until\nits last child ends, then waits at its own rank, as if added then. Each child says\nwhat its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does\nto the parent: `fail` takes the parent to `dead` with it (its other children run\non), `ignore` counts as ended, `continue` counts as ended and lists the child among\nthe parent's failed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent. A flow has at most 50 children, so that one call stays short; more\nchildren are the app's to join in the same way.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
@@ -10907,10 +10940,10 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `d6b6f7c877b91154ad32f0b1e3cc7d5480141275`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `618d972364461fe43d10ce99d3c00783147b9780`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
@@ -10944,13 +10977,13 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "4294003d262fa909cc3eea6d36ae3abcad90ef3e",
+        sha1: "b3b9df3737494ff9692c600fd75b9177a75097d1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
         description: "Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's \"clear\"). Waiting\nand parked jobs go in the order they would run, delayed ones by due time, dead ones\noldest first; their records go with them. Leased jobs are left to their workers (see\n`remove.lua`). The work per call is bounded; call again while it removes `count`.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
@@ -10981,10 +11014,10 @@ pub mod work_queue {
     #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `4294003d262fa909cc3eea6d36ae3abcad90ef3e`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `b3b9df3737494ff9692c600fd75b9177a75097d1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11159,13 +11192,13 @@ pub mod work_queue {
     pub static COUNTS: crate::Script = crate::Script {
         name: "work_queue/counts",
         path: "scripts/work_queue/counts.lua",
-        sha1: "939cf5cedc46c09db09ef427d4020e530e5bfc0b",
+        sha1: "d4739663b83ee03296bf98d272b9cfa860f16f1d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/counts.lua")),
         flags: &["no-writes", ],
         summary: "Counts the jobs in each state, at one instant.",
         description: "Beyond the books, for operators and dashboards. A leased job whose lease ran out\ncounts as leased until a `take.lua` call hands it back.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
@@ -11189,10 +11222,10 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators and dashboards. A leased job whose lease ran out"]
     #[doc = " counts as leased until a `take.lua` call hands it back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `939cf5cedc46c09db09ef427d4020e530e5bfc0b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `d4739663b83ee03296bf98d272b9cfa860f16f1d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
@@ -11215,13 +11248,13 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "3db54c3c34a4ccff581ed51adca2fc2529ed0d97",
+        sha1: "9f899a74d9d3f76272d8360479592a30f3cc6333",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
         description: "Beyond the books, for operators (BullMQ's `obliterate`). The queue must be paused\n(`pause.lua`), so that no worker takes a job while it goes. Jobs held by workers are\nrefused with JOBS_RUNNING unless `force`; with it, they go too, and their workers' acks\nget LEASE_LOST. Each call removes up to `count` jobs of any state with their records;\nthe call that finds no job left deletes the rest of the queue's keys (its settings,\nmetrics, pause flag and group state included). Call it until it answers 0.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
@@ -11265,10 +11298,10 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `3db54c3c34a4ccff581ed51adca2fc2529ed0d97`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `9f899a74d9d3f76272d8360479592a30f3cc6333`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
@@ -11516,13 +11549,13 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "df05dcfd1bba1c39cf2bad1ecf02bb4fa9e3df1c",
+        sha1: "abc26756c75a50f31ef8d7ee7b1360b73923987f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
         description: "Beyond the books: the step that makes any number of schedulers fire each run once\n(BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by\nhand). The caller read `run` (the schedule's next run time) and `rev` (its revision)\nwith due.lua; the call fires only while both are still what `schedule` holds\n(compare-and-set) and `run` is not after the server's clock. A caller that lost the\nrace gets 'already_fired' and nothing changes. Each run time `t` fired adds the job\n`<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the\nschedule, no delay); a replayed run finds its job by id and adds nothing. While the\nqueue's groups take turns, each job waits for its group's turn as add.lua says.\n\nThe run times due are `run` and the later ones up to now. An `every` schedule computes\nthem (`run + k × every`); a cron schedule takes them from the caller: `times`, the\ncron's times after `run` in order (at least the latest `catch_up` ones up to now and\none after now: only the caller can read a cron expression). Missed runs: of the times\ndue, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);\nthe others are skipped and counted. The next run time is the first time after now;\nwhen `times` hold none ('more_times'), nothing changes and the caller computes more.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, a ready", template: Some(&keys::JOBS) },
@@ -11576,10 +11609,10 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `df05dcfd1bba1c39cf2bad1ecf02bb4fa9e3df1c`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `abc26756c75a50f31ef8d7ee7b1360b73923987f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, a ready"]
@@ -11684,13 +11717,13 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "412912876495620abfbe1183b29bdc1917390838",
+        sha1: "4165c4c36d6e3d6c5afd1a745023a40cb754206d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
         description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
@@ -11725,10 +11758,10 @@ pub mod work_queue {
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `412912876495620abfbe1183b29bdc1917390838`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `4165c4c36d6e3d6c5afd1a745023a40cb754206d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
@@ -11762,13 +11795,13 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "faaf4728ffa615bde5545892811a4d25bdf1c975",
+        sha1: "47b181cd6d95ba16c41b25bfc8793f444090d742",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
         description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries (a job\nretried three times fails three deliveries), those of them that went to the\ndead-letter queue as dead. Per minute of the server's clock they are kept for the\nwindow `configure.lua` sets (none until it sets one, and none when it is 0: then the\ntotals stand still too, and the window answered is 0). The age is that of the job next\nin line, from when it was first ready (its add, or the end of its delay): the head of\n`waiting` and, while groups take turns, the first job of the group whose turn comes\nfirst in `turns` (the older of the two when both wait); nil when no job waits, or for a\njob that `add.lua` did not stamp (one added before it stamped every job).",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
@@ -11808,10 +11841,10 @@ pub mod work_queue {
     #[doc = " first in `turns` (the older of the two when both wait); nil when no job waits, or for a"]
     #[doc = " job that `add.lua` did not stamp (one added before it stamped every job)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `faaf4728ffa615bde5545892811a4d25bdf1c975`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `47b181cd6d95ba16c41b25bfc8793f444090d742`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
@@ -11843,13 +11876,13 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "4641e5dd28caedef3df23df015409fc861ccbc96",
+        sha1: "af0696b7c15ad495ab7a2f0e013f55cf1aca8f14",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent\n(see `add_flow.lua`).",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). A job added with retry options of\nits own (see `add.lua`) is retried by them instead: its attempts replace\n`max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent\n(see `add_flow.lua`).",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
@@ -11862,8 +11895,8 @@ pub mod work_queue {
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the lease token `take.lua` returned with the job", template: None },
-            crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long before the job can be taken again; 0 for at once", template: None },
-            crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job delivered this many times goes to `dead` instead", template: None },
+            crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long before the job can be taken again; 0 for at once (unless the job's own)", template: None },
+            crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job delivered this many times goes to `dead` (unless the job's own)", template: None },
             crate::Param { name: "reason", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "why it failed, kept with the job", template: None },
         ],
         returns: crate::Returns { ty: "(string, int)", doc: "the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died" },
@@ -11894,16 +11927,18 @@ pub mod work_queue {
     #[doc = " (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes"]
     #[doc = " straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:"]
     #[doc = " a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails"]
-    #[doc = " the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's"]
+    #[doc = " the job for good (BullMQ's `UnrecoverableError`). A job added with retry options of"]
+    #[doc = " its own (see `add.lua`) is retried by them instead: its attempts replace"]
+    #[doc = " `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's"]
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be"]
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `4641e5dd28caedef3df23df015409fc861ccbc96`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `af0696b7c15ad495ab7a2f0e013f55cf1aca8f14`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
@@ -11916,8 +11951,8 @@ pub mod work_queue {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = " - `token` (`string`, not empty): the lease token `take.lua` returned with the job"]
-    #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long before the job can be taken again; 0 for at once"]
-    #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job delivered this many times goes to `dead` instead"]
+    #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long before the job can be taken again; 0 for at once (unless the job's own)"]
+    #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job delivered this many times goes to `dead` (unless the job's own)"]
     #[doc = " - `reason` (`bytes`): why it failed, kept with the job"]
     #[doc = ""]
     #[doc = " Returns (`(string, int)`): the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died"]
@@ -12201,13 +12236,13 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "bd7456c710bc2742cf2afa5ca8d3b83f62a81ded",
+        sha1: "4200662f2dee537b7feb7049c10f9ab023d7c6a9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
         description: "Beyond the books. A leased job is left to its worker, which acks or nacks it: removing\nit under the worker would let the worker's ack fail for no reason of its own.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
@@ -12234,10 +12269,10 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `bd7456c710bc2742cf2afa5ca8d3b83f62a81ded`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `4200662f2dee537b7feb7049c10f9ab023d7c6a9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -12321,13 +12356,13 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "c19521d469b9f9d57925d8c239ac4228c69e0dff",
+        sha1: "e4307f54ed582cad6f3876240fe112e8b7e9f439",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
         description: "Beyond the books. The job keeps its id, payload, priority and group, and its last\nerror until it fails again; it goes behind the jobs already waiting at its priority.\nA job that is not dead is left alone.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
@@ -12355,10 +12390,10 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `c19521d469b9f9d57925d8c239ac4228c69e0dff`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `e4307f54ed582cad6f3876240fe112e8b7e9f439`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
@@ -12499,13 +12534,13 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "e66bf9b80a6e7b76e4af42e93c9900d291052044",
+        sha1: "b768394d1b924f2a47d7870600f0189c119cb087",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
         description: "Beyond the books, for operators (Sidekiq's \"retry all\", BullMQ's `retryJobs`). Each job\ngoes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting\nat its priority. The work per call is bounded; call again while it moves `count`.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
@@ -12533,10 +12568,10 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `e66bf9b80a6e7b76e4af42e93c9900d291052044`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `b768394d1b924f2a47d7870600f0189c119cb087`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
@@ -12688,13 +12723,13 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "cf0b7f9f846688021d808d01368c7db35ab3b42d",
+        sha1: "8597b0d1cfaec18e381f314f5b2406cb61e59845",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
         description: "Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,\nparked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed\njob waits at once at its rank, and a waiting or parked job stays as it is (it is ready\nalready). A leased, dead or blocked job (a flow's parent waiting for its children) is\nleft alone: its state says why.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
@@ -12726,10 +12761,10 @@ pub mod work_queue {
     #[doc = " already). A leased, dead or blocked job (a flow's parent waiting for its children) is"]
     #[doc = " left alone: its state says why."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `cf0b7f9f846688021d808d01368c7db35ab3b42d`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `8597b0d1cfaec18e381f314f5b2406cb61e59845`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12759,13 +12794,13 @@ pub mod work_queue {
     pub static SET_PRIORITY: crate::Script = crate::Script {
         name: "work_queue/set_priority",
         path: "scripts/work_queue/set_priority.lua",
-        sha1: "63996d0a1193125bf8c65e615d292e3619d19c47",
+        sha1: "64de6f584b3d9c34805ef49f5c9f8016601f7d3c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_priority.lua")),
         flags: &[],
         summary: "Changes a job's priority; a waiting or parked job moves to its new place at once.",
         description: "Beyond the books, for operators (BullMQ's `changePriority`). The job keeps its arrival\nnumber, so among the jobs of its new priority it stands where its add put it. A\ndelayed, leased or dead job keeps its place and waits at the new priority when it next\nwaits.",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
         ],
@@ -12794,10 +12829,10 @@ pub mod work_queue {
     #[doc = " delayed, leased or dead job keeps its place and waits at the new priority when it next"]
     #[doc = " waits."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `63996d0a1193125bf8c65e615d292e3619d19c47`)."]
+    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `64de6f584b3d9c34805ef49f5c9f8016601f7d3c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = ""]
@@ -12988,13 +13023,13 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "ad26231e8add1a73e41ec0e03c8bca637bbe2cf4",
+        sha1: "a154c574682d97e46d5bbf3c19f9f049cc1a49af",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 400 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`\ndue delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 400 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
         keys: &[
-            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
@@ -13048,7 +13083,8 @@ pub mod work_queue {
     #[doc = " `work_queue` script takes the ones it uses, in this order. Before taking, one call"]
     #[doc = " does three bounded chores, on the server's clock: it hands back up to `limit` jobs"]
     #[doc = " whose lease ran out (to `waiting`, or to `dead` once they were delivered"]
-    #[doc = " `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and"]
+    #[doc = " `max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`"]
+    #[doc = " due delayed jobs to `waiting`, and"]
     #[doc = " unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at"]
     #[doc = " most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,"]
     #[doc = " or started its rate in jobs in the last period, or was rate-limited by a handler"]
@@ -13106,10 +13142,10 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `ad26231e8add1a73e41ec0e03c8bca637bbe2cf4`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `a154c574682d97e46d5bbf3c19f9f049cc1a49af`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]

@@ -110,23 +110,75 @@ local function held_group(jobs_hash, job_id, job_token)
   return group, nil, stored, link
 end
 
--- The rank of a job of `priority` behind every job of that priority now: the next arrival
--- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
--- 10^13 so that a rank stays exact in a double.
-local function next_rank(jobs_hash, job_priority)
+-- The rank of a job of `priority` behind every job of that priority now, or with `lifo`
+-- ahead of them: the priority's band of 10^13 ranks, halved at 5 × 10^12, plus or minus
+-- the next arrival number (#seq in the jobs hash, which the caller checked is a count),
+-- which wraps after 5 × 10^12 so that a rank stays within its band and exact in a double.
+local function next_rank(jobs_hash, job_priority, lifo)
   local seq = redis.call('HINCRBY', jobs_hash, '#seq', '1')
-  if seq >= 10000000000000 then
+  if seq >= 5000000000000 then
     seq = 1
     redis.call('HSET', jobs_hash, '#seq', '1')
   end
-  return (255 - job_priority) * 10000000000000 + seq
+  if lifo then
+    seq = -seq
+  end
+  return (255 - job_priority) * 10000000000000 + 5000000000000 + seq
 end
 
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id)
+end
+
+-- A job's own retry options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
+-- backoff w (the caller's delay), f (a fixed `delay`) or e (exponential from `delay` up to
+-- `max`). False for none; nil and a BAD_JOBS error reply for a value add.lua does not
+-- write. Reads nothing.
+local function retry_of(job_id, stored)
+  if not stored then
+    return false
+  end
+  local attempts, backoff, delay, max = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)$')
+  attempts = attempts and safe_integer(attempts, 0, 1000)
+  delay = delay and safe_integer(delay, 0, 1000000000000)
+  max = max and safe_integer(max, 0, 1000000000000)
+  if not (attempts and delay and max) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the retry options ' .. shown(stored)
+      .. ', not what add.lua writes')
+  end
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max }
+end
+
+-- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
+-- `max_deliveries`: the job's own attempts, unless it has none.
+local function deliveries_allowed(retry, max_deliveries)
+  if retry and retry.attempts > 0 then
+    return retry.attempts
+  end
+  return max_deliveries
+end
+
+-- How long a job with retry options `retry` (retry_of) waits after its delivery number
+-- `delivery` failed, when the caller says `caller_delay`: the caller's unless the job has
+-- a backoff of its own; an exponential one at a point from half of its delay to all of
+-- it that `token` (the lease's random part) picks, as the crate's Backoff::jittered does.
+local function retry_delay(retry, delivery, token, caller_delay)
+  if not retry or retry.backoff == 'w' then
+    return caller_delay
+  end
+  if retry.backoff == 'f' then
+    return retry.delay
+  end
+  local full = retry.max
+  if delivery <= 40 then
+    full = math.min(retry.max, retry.delay * 2 ^ (delivery - 1))
+  end
+  local half = math.floor(full / 2)
+  return half + math.floor((full - half) * tonumber(string.sub(redis.sha1hex(token), 1, 4), 16) / 65535)
 end
 
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
@@ -339,13 +391,14 @@ end
 
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
--- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first
--- ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
+-- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings)
+    job_group, known_settings, job_retry, job_lifo)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -364,7 +417,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
       return nil, bad
     end
   end
-  local rank = next_rank(jobs_hash, job_priority)
+  local rank = next_rank(jobs_hash, job_priority, job_lifo)
   local state = 'waiting'
   -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
   -- job, metrics on or off: how long the head of a queue has waited is its first health sign.
@@ -384,6 +437,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     string.format('%d', rank), 'n:' .. job_id, '0', 'a:' .. job_id, string.format('%d', ready) }
   if job_group ~= '' then
     fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
+  end
+  if job_retry then
+    fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }

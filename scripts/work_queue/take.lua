@@ -5,7 +5,8 @@
 --- `work_queue` script takes the ones it uses, in this order. Before taking, one call
 --- does three bounded chores, on the server's clock: it hands back up to `limit` jobs
 --- whose lease ran out (to `waiting`, or to `dead` once they were delivered
---- `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
+--- `max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`
+--- due delayed jobs to `waiting`, and
 --- unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
 --- most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
 --- or started its rate in jobs in the last period, or was rate-limited by a handler
@@ -62,7 +63,7 @@
 --- the jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to
 --- `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the
 --- highest in `turns` (below 10^15).
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
@@ -98,7 +99,7 @@
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
---- @uses parent_of child_ended result_too_big
+--- @uses parent_of child_ended result_too_big retry_of deliveries_allowed
 --- @uses turn_number last_turn safe_integer shown parked_prefix
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
@@ -203,7 +204,34 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id)
+end
+-- A job's own retry options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
+-- backoff w (the caller's delay), f (a fixed `delay`) or e (exponential from `delay` up to
+-- `max`). False for none; nil and a BAD_JOBS error reply for a value add.lua does not
+-- write. Reads nothing.
+local function retry_of(job_id, stored)
+  if not stored then
+    return false
+  end
+  local attempts, backoff, delay, max = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)$')
+  attempts = attempts and safe_integer(attempts, 0, 1000)
+  delay = delay and safe_integer(delay, 0, 1000000000000)
+  max = max and safe_integer(max, 0, 1000000000000)
+  if not (attempts and delay and max) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the retry options ' .. shown(stored)
+      .. ', not what add.lua writes')
+  end
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max }
+end
+-- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
+-- `max_deliveries`: the job's own attempts, unless it has none.
+local function deliveries_allowed(retry, max_deliveries)
+  if retry and retry.attempts > 0 then
+    return retry.attempts
+  end
+  return max_deliveries
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -767,8 +795,8 @@ local lapsed = lean_lapsed or due_in(leased)
 local records, released = {}, {}
 local lapses, deaths = 0, 0
 for i, id in ipairs(lapsed) do
-  local group, deliveries, rank, link = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id,
-    'P:' .. id))
+  local group, deliveries, rank, link, stored_retry = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id,
+    'r:' .. id, 'P:' .. id, 'o:' .. id))
   if rank and not safe_integer(rank, 1, 2559999999999999) then
     return bad_jobs('the rank of job ' .. shown(id), rank)
   end
@@ -778,7 +806,12 @@ for i, id in ipairs(lapsed) do
   -- A finished job whose lease had run out was acked above: nothing to hand back.
   if finished[id] == nil then
     records[i] = { group = group, rank = rank and tonumber(rank) }
-    records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    -- The job's own attempts, where add.lua gave it some, win over max_deliveries.
+    local retry, bad_retry = retry_of(id, stored_retry)
+    if bad_retry then
+      return bad_retry
+    end
+    records[i].dead = rank and tonumber(deliveries) >= deliveries_allowed(retry, max_deliveries)
     if records[i].dead then
       local bad
       parents[id], bad = parent_of(jobs, link)

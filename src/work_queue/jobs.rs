@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use redis::{FromRedisValue, ToRedisArgs, Value};
 
+use super::{Backoff, MAX_ATTEMPTS};
 #[cfg(doc)]
-use super::{MAX_PRIORITY, OnChildFailure, Settings, WorkQueue, Worker};
+use super::{JobError, MAX_PRIORITY, OnChildFailure, Settings, WorkQueue, Worker};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::show::Bytes;
@@ -206,17 +207,21 @@ impl Added {
     }
 }
 
-/// How a job is added: its priority, delay and group. The default is priority 0, no
-/// delay, no group.
+/// How a job is added: its priority, delay, group, order within its priority, and
+/// retries of its own. The default is priority 0, no delay, no group, first in first
+/// out, and the retries of whoever nacks it (the [`WorkQueue`]'s or [`Worker`]'s
+/// [`max_deliveries`](WorkQueue::with_max_deliveries) and [`Backoff`]).
 ///
 /// ```
 /// use std::time::Duration;
-/// use redis_patterns::work_queue::JobOptions;
+/// use redis_patterns::work_queue::{Backoff, JobOptions};
 ///
 /// let options = JobOptions::new()
 ///     .priority(10)
 ///     .delay(Duration::from_secs(5))
-///     .group("tenant-7");
+///     .group("tenant-7")
+///     .attempts(10)
+///     .backoff(Backoff::Exponential { base: Duration::from_secs(1), max: Duration::from_secs(60) });
 /// # let _ = options;
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -224,6 +229,9 @@ pub struct JobOptions {
     pub(super) priority: u8,
     pub(super) delay: Duration,
     pub(super) group: Option<String>,
+    pub(super) attempts: Option<u32>,
+    pub(super) backoff: Option<Backoff>,
+    pub(super) lifo: bool,
 }
 
 impl JobOptions {
@@ -237,6 +245,36 @@ impl JobOptions {
             Some(group) => Ok(group),
             None => Ok(""),
         }
+    }
+
+    /// The retry options as `add.lua` takes them: attempts (0 for none of its own), the
+    /// backoff's kind, delay and longest delay.
+    pub(super) fn retry_args(&self) -> Result<(u64, &'static str, Duration, Duration)> {
+        let attempts = match self.attempts {
+            None => 0,
+            Some(n) if (1..=MAX_ATTEMPTS).contains(&n) => n,
+            Some(n) => {
+                return Err(Error::invalid(
+                    "attempts",
+                    format!("must be from 1 to {MAX_ATTEMPTS}, got {n}"),
+                ));
+            }
+        };
+        let (kind, delay, max) = match self.backoff {
+            None => ("worker", Duration::ZERO, Duration::ZERO),
+            Some(Backoff::Fixed(delay)) if delay.is_zero() => ("none", delay, delay),
+            Some(Backoff::Fixed(delay)) => ("fixed", delay, Duration::ZERO),
+            Some(Backoff::Exponential { base, max }) => ("exponential", base, max),
+        };
+        for (what, value) in [("backoff delay", delay), ("backoff's longest delay", max)] {
+            if value > Duration::from_millis(1_000_000_000_000) {
+                return Err(Error::invalid(
+                    what,
+                    format!("must be at most 10^12 ms, got {} ms", value.as_millis()),
+                ));
+            }
+        }
+        Ok((u64::from(attempts), kind, delay, max))
     }
 
     /// Priority 0, no delay, no group.
@@ -262,6 +300,31 @@ impl JobOptions {
     /// empty.
     pub fn group(mut self, group: impl Into<String>) -> Self {
         self.group = Some(group.into());
+        self
+    }
+
+    /// The job is taken before the jobs waiting at its priority, not after them: last in,
+    /// first out (BullMQ's `lifo`). A retried job keeps its place in that order.
+    pub fn lifo(mut self) -> Self {
+        self.lifo = true;
+        self
+    }
+
+    /// The most deliveries of this job, from 1 (never retried) to [`MAX_ATTEMPTS`]
+    /// (BullMQ's `attempts`), instead of the `max_deliveries` of whoever nacks it or finds
+    /// its lease run out. [`WorkQueue::fail`] (a handler's
+    /// [`unrecoverable`](JobError::unrecoverable) error) still ends it for good.
+    pub fn attempts(mut self, attempts: u32) -> Self {
+        self.attempts = Some(attempts);
+        self
+    }
+
+    /// The delay before each retry of this job (BullMQ's `backoff`), instead of the one
+    /// whoever nacks it gives: [`Backoff::Fixed`] (`Duration::ZERO` for at once) or
+    /// [`Backoff::Exponential`], which `nack.lua` draws from half of its delay to all of
+    /// it, as [`Backoff::jittered`] does. Delays up to 10^12 ms.
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = Some(backoff);
         self
     }
 }

@@ -59,7 +59,7 @@
 //!
 //! | Key | Type | Holds |
 //! |---|---|---|
-//! | `{name}:waiting` | zset | job id → rank: `(255 − priority) × 10^13 + arrival number` |
+//! | `{name}:waiting` | zset | job id → rank: `(255 − priority) × 10^13 + 5 × 10^12 ± arrival number` (− for a LIFO job) |
 //! | `{name}:delayed` | zset | job id → when it is due (ms, server clock) |
 //! | `{name}:leased` | zset | job id → lease deadline (ms) |
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
@@ -562,6 +562,9 @@ pub const MAX_CONCURRENCY: u64 = 25;
 pub const MAX_PAGE: u64 = 100;
 /// The highest [`priority`](JobOptions::priority).
 pub const MAX_PRIORITY: u8 = 255;
+/// The most deliveries a job can ask for ([`JobOptions::attempts`]), as
+/// [`with_max_deliveries`](WorkQueue::with_max_deliveries) allows a queue.
+pub const MAX_ATTEMPTS: u32 = 1000;
 
 /// The code of the error [`ack`](WorkQueue::ack), [`nack`](WorkQueue::nack) and
 /// [`extend`](WorkQueue::extend) fail with when the caller no longer holds the job:

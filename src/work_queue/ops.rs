@@ -27,11 +27,13 @@ impl WorkQueue {
         self.add_with(id, payload, JobOptions::new())
     }
 
-    /// [`add`](Self::add) with a priority, a delay or a group.
+    /// [`add`](Self::add) with a priority, a delay, a group, LIFO order or retries of the
+    /// job's own (see [`JobOptions`]).
     pub fn add_with<V: ToRedisArgs>(&self, id: &str, payload: V, options: JobOptions) -> Op<Added> {
         Op::try_build(|| {
             let payload = input::value("payload", &payload)?;
             let group = options.group_arg()?;
+            let (attempts, backoff, backoff_delay, backoff_max) = options.retry_args()?;
             let k = &self.keys;
             let op = script::add(
                 &k.waiting,
@@ -45,6 +47,11 @@ impl WorkQueue {
                 u64::from(options.priority),
                 options.delay,
                 group,
+                attempts,
+                backoff,
+                backoff_delay,
+                backoff_max,
+                options.lifo,
             );
             Ok(op.map(Added::of))
         })

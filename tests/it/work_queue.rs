@@ -1069,9 +1069,32 @@ fn bad_input_is_refused_and_writes_nothing() {
         let keys = keys_of(&queue, &script::TAKE);
         assert_code(harness::eval(&mut con, &script::TAKE, &keys, &args), code);
     }
-    let cases: [(&redis_patterns::Script, &[&str], &str); 9] = [
-        (&script::ADD, &["e", "x", "256", "0", ""], "BAD_PRIORITY"),
-        (&script::ADD, &["e", "x", "0", "-1", ""], "BAD_DELAY"),
+    let add = |changed: &[(usize, &'static str)]| {
+        let mut args = ["e", "x", "0", "0", "", "0", "worker", "0", "0", "0"];
+        for (at, value) in changed {
+            args[*at] = value;
+        }
+        args
+    };
+    let adds = [
+        (add(&[(2, "256")]), "BAD_PRIORITY"),
+        (add(&[(3, "-1")]), "BAD_DELAY"),
+        (add(&[(5, "1001")]), "BAD_ATTEMPTS"),
+        (add(&[(5, "-1")]), "BAD_ATTEMPTS"),
+        (add(&[(6, "linear")]), "BAD_BACKOFF"),
+        (add(&[(6, "")]), "BAD_BACKOFF"),
+        (
+            add(&[(6, "fixed"), (7, "1000000000001")]),
+            "BAD_BACKOFF_DELAY",
+        ),
+        (add(&[(6, "exponential"), (8, "1.5")]), "BAD_BACKOFF_MAX"),
+        (add(&[(9, "true")]), "BAD_LIFO"),
+    ];
+    for (args, code) in &adds {
+        let keys = keys_of(&queue, &script::ADD);
+        assert_code(harness::eval(&mut con, &script::ADD, &keys, args), code);
+    }
+    let cases: [(&redis_patterns::Script, &[&str], &str); 7] = [
         (
             &script::TAKE,
             &["0", "1", "1", "0", "0", "1", random],

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_8b18d0fde33d"
+LIBRARY = "redis_patterns_v0_1_0_8ce805cfedae"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "707f11d7c344ee059368c13945bc5945f9e7cd4c"
+MANIFEST_SHA1 = "827c05d72f1d2f20e4a250761173b5b84fa0b22c"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

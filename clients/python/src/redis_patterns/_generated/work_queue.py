@@ -136,8 +136,8 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="e63d412b2fbad30ed30b053a0089683d6bb20a31",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__ack",
+    sha1="3cc88f25a7a51d74578c28adaf934fe44bcf42e2",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__ack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"),
@@ -185,8 +185,8 @@ def ack(
     Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
         parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
             score 0 (see take.lua)
@@ -235,8 +235,8 @@ def ack(
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="ac954bae253a19d34f2dd3585bf612bedefe24a3",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__add",
+    sha1="fb2e3e6acbabfd3338c565f0114f4acc9513e35b",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__add",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns"),
@@ -246,8 +246,13 @@ ADD = _rt.Script(
         _rt.Param("priority", "uint", "BAD_PRIORITY", low=0, high=255),
         _rt.Param("delay", "ms", "BAD_DELAY", low=0, high=1000000000000),
         _rt.Param("group", "string", "BAD_GROUP"),
+        _rt.Param("attempts", "uint", "BAD_ATTEMPTS", low=0, high=1000),
+        _rt.Param("backoff", "string", "BAD_BACKOFF", choices=("worker", "none", "fixed", "exponential")),
+        _rt.Param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", low=0, high=1000000000000),
+        _rt.Param("backoff_max", "ms", "BAD_BACKOFF_MAX", low=0, high=1000000000000),
+        _rt.Param("lifo", "bool", "BAD_LIFO"),
     ),
-    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
 )
 """`work_queue/add`: Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -269,6 +274,11 @@ def add(
     priority: int,
     delay: _rt.Ms,
     group: str,
+    attempts: int,
+    backoff: str,
+    backoff_delay: _rt.Ms,
+    backoff_max: _rt.Ms,
+    lifo: bool,
 ) -> _rt.Call[_t.Tuple[bool, str]]:
     """Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -277,17 +287,25 @@ def add(
     An id that is in the queue in any state (waiting, delayed, leased, parked or dead) is
     left as it is, and the reply says which state it is in; once a job is acked or
     removed, its id may be added again. Higher `priority` is taken first; jobs of one
-    priority are taken in the order they were added. A job in a `group` counts against
+    priority are taken in the order they were added, except that a `lifo` job goes ahead
+    of those waiting at its priority (last in, first out). A job in a `group` counts against
     that group's limits when it runs (see `take.lua`). While the queue's groups take turns
     (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
     of `parked` instead (a job without a group in the range of group '') and its group, unless
     it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
+    A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
+    `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
+    deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
+    `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
+    `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
+    (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
+    point from half of that to all of it). 0 and 'worker' keep the caller's.
 
     Runs `scripts/work_queue/add.lua` (`work_queue/add`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         parked (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
@@ -306,6 +324,16 @@ def add(
         delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0
             for none
         group (`string`): the group whose limits the job counts against; '' for none
+        attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this
+            job; 0 for the caller's `max_deliveries`
+        backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+            class): the delay before each retry of this job; worker: the caller's
+        backoff_delay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+            or the exponential backoff's first one
+        backoff_max (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+            backoff's longest delay
+        lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+            behind them
 
     Returns:
         `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -314,25 +342,30 @@ def add(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 6 keys and 5 arguments
+            BAD_ARGS: not 6 keys and 10 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_DELAY: not whole milliseconds within its range
+            BAD_ATTEMPTS: not an integer within its range
+            BAD_BACKOFF: not one of its choices
+            BAD_BACKOFF_DELAY: not whole milliseconds within its range
+            BAD_BACKOFF_MAX: not whole milliseconds within its range
+            BAD_LIFO: not 1 or 0
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
             BAD_TURNS: `turns` holds a score that is no turn number
 
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
-    _args = ADD.encode(id, payload, priority, delay, group)
+    _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo)
     return ADD.call([waiting, delayed, parked, jobs, signal, turns], _args, _ADD_REPLY)
 
 
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="d6b6f7c877b91154ad32f0b1e3cc7d5480141275",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__add_flow",
+    sha1="618d972364461fe43d10ce99d3c00783147b9780",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -387,8 +420,8 @@ def add_flow(
     Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -429,8 +462,8 @@ def add_flow(
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
-    sha1="4294003d262fa909cc3eea6d36ae3abcad90ef3e",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__clean",
+    sha1="b3b9df3737494ff9692c600fd75b9177a75097d1",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__clean",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -468,8 +501,8 @@ def clean(
     Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
@@ -505,7 +538,7 @@ CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
     sha1="be90fad0f3031dc2ff025a5c8772c75ecf7d6e3a",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__configure",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -659,8 +692,8 @@ def configure(
 COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
-    sha1="939cf5cedc46c09db09ef427d4020e530e5bfc0b",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__counts",
+    sha1="d4739663b83ee03296bf98d272b9cfa860f16f1d",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__counts",
     read_only=True,
     keys=(5, 5),
     key_names=("waiting", "delayed", "leased", "dead", "parked"),
@@ -692,8 +725,8 @@ def counts(
     nothing.
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -720,8 +753,8 @@ def counts(
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="3db54c3c34a4ccff581ed51adca2fc2529ed0d97",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__delete_queue",
+    sha1="9f899a74d9d3f76272d8360479592a30f3cc6333",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__delete_queue",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -770,8 +803,8 @@ def delete_queue(
     Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -826,7 +859,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__due",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -900,7 +933,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="8254f9ffa622668270a01bfd0a39e73f95726f3a",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__events",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -975,7 +1008,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__extend",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1037,8 +1070,8 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="df05dcfd1bba1c39cf2bad1ecf02bb4fa9e3df1c",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__fire",
+    sha1="abc26756c75a50f31ef8d7ee7b1360b73923987f",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1095,8 +1128,8 @@ def fire(
     Runs `scripts/work_queue/fire.lua` (`work_queue/fire`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         parked (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
@@ -1150,7 +1183,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="d87c636427e142c9f970a8b4cfec7150376768ab",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__job",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__job",
     read_only=True,
     keys=(4, 4),
     key_names=("delayed", "leased", "dead", "jobs"),
@@ -1224,8 +1257,8 @@ def job(
 LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
-    sha1="412912876495620abfbe1183b29bdc1917390838",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__list",
+    sha1="4165c4c36d6e3d6c5afd1a745023a40cb754206d",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__list",
     read_only=True,
     keys=(6, 6),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs"),
@@ -1266,8 +1299,8 @@ def list(
     nothing.
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -1309,8 +1342,8 @@ def list(
 METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
-    sha1="faaf4728ffa615bde5545892811a4d25bdf1c975",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__metrics",
+    sha1="47b181cd6d95ba16c41b25bfc8793f444090d742",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__metrics",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"),
@@ -1357,8 +1390,8 @@ def metrics(
     writes nothing.
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -1401,8 +1434,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="4641e5dd28caedef3df23df015409fc861ccbc96",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__nack",
+    sha1="af0696b7c15ad495ab7a2f0e013f55cf1aca8f14",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1448,7 +1481,9 @@ def nack(
     (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
     straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
     a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
-    the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
+    the job for good (BullMQ's `UnrecoverableError`). A job added with retry options of
+    its own (see `add.lua`) is retried by them instead: its attempts replace
+    `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's
     metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
     `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
     retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
@@ -1457,8 +1492,8 @@ def nack(
     Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -1479,9 +1514,9 @@ def nack(
         id (`string`, not empty): the job's id
         token (`string`, not empty): the lease token `take.lua` returned with the job
         delay (`ms`, from 0 to 1000000000000 ms): how long before the job can be taken again; 0 for
-            at once
+            at once (unless the job's own)
         max_deliveries (`uint`, from 1 to 1000, default `5` in the class): a job delivered this many
-            times goes to `dead` instead
+            times goes to `dead` (unless the job's own)
         reason (`bytes`): why it failed, kept with the job
 
     Returns:
@@ -1515,7 +1550,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__pause",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1567,7 +1602,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__paused",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1615,7 +1650,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__progress",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -1686,7 +1721,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__rate_limit_group",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -1773,8 +1808,8 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="bd7456c710bc2742cf2afa5ca8d3b83f62a81ded",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__remove",
+    sha1="4200662f2dee537b7feb7049c10f9ab023d7c6a9",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__remove",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -1808,8 +1843,8 @@ def remove(
     Runs `scripts/work_queue/remove.lua` (`work_queue/remove`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
@@ -1844,7 +1879,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__remove_schedule",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -1896,8 +1931,8 @@ def remove_schedule(schedules: str, due: str, schedule: str) -> _rt.Call[bool]:
 REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
-    sha1="c19521d469b9f9d57925d8c239ac4228c69e0dff",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__requeue",
+    sha1="e4307f54ed582cad6f3876240fe112e8b7e9f439",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -1932,8 +1967,8 @@ def requeue(
     Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
             dead-letter queue
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -1968,7 +2003,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__result",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2025,7 +2060,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__resume",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2076,8 +2111,8 @@ def resume(jobs: str, signal: str) -> _rt.Call[bool]:
 RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
-    sha1="e66bf9b80a6e7b76e4af42e93c9900d291052044",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__retry_dead",
+    sha1="b768394d1b924f2a47d7870600f0189c119cb087",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2112,8 +2147,8 @@ def retry_dead(
     Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
             dead-letter queue
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -2147,7 +2182,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__schedule",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2209,7 +2244,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="47a83b157b7b609bc091d638fe435d011435347a",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__schedules",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2275,8 +2310,8 @@ def schedules(
 SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
-    sha1="cf0b7f9f846688021d808d01368c7db35ab3b42d",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__set_delay",
+    sha1="8597b0d1cfaec18e381f314f5b2406cb61e59845",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2315,8 +2350,8 @@ def set_delay(
     Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
@@ -2354,8 +2389,8 @@ def set_delay(
 SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
-    sha1="63996d0a1193125bf8c65e615d292e3619d19c47",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__set_priority",
+    sha1="64de6f584b3d9c34805ef49f5c9f8016601f7d3c",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2391,8 +2426,8 @@ def set_priority(
     Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
             score 0 (see take.lua)
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -2425,7 +2460,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="f5904d2a5ffbac56a163442ae9d724f46ca21942",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__set_schedule",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2547,7 +2582,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="392b1b6c8068c84916f5ec3e61116bac87ba8e39",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__settings",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2597,8 +2632,8 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="ad26231e8add1a73e41ec0e03c8bca637bbe2cf4",
-    function="rp_v0_1_0_8b18d0fde33d__work_queue__take",
+    sha1="a154c574682d97e46d5bbf3c19f9f049cc1a49af",
+    function="rp_v0_1_0_8ce805cfedae__work_queue__take",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -2648,7 +2683,8 @@ def take(
     `work_queue` script takes the ones it uses, in this order. Before taking, one call
     does three bounded chores, on the server's clock: it hands back up to `limit` jobs
     whose lease ran out (to `waiting`, or to `dead` once they were delivered
-    `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
+    `max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`
+    due delayed jobs to `waiting`, and
     unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
     most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
     or started its rate in jobs in the last period, or was rate-limited by a handler
@@ -2709,8 +2745,8 @@ def take(
     Runs `scripts/work_queue/take.lua` (`work_queue/take`).
 
     Keys, in `KEYS` order (all in one cluster hash slot):
-        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
-            arrival number
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
         delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
             clock)
         leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -2813,7 +2849,8 @@ class WorkQueue:
         Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
             parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
                 take.lua)
@@ -2880,6 +2917,12 @@ class WorkQueue:
         priority: int,
         delay: _rt.Ms,
         group: str,
+        *,
+        attempts: int = 0,
+        backoff: str = "worker",
+        backoff_delay: _rt.Ms = 0,
+        backoff_max: _rt.Ms = 0,
+        lifo: bool = False,
     ) -> _rt.Call[_t.Tuple[bool, str]]:
         """Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -2888,16 +2931,25 @@ class WorkQueue:
         An id that is in the queue in any state (waiting, delayed, leased, parked or dead) is
         left as it is, and the reply says which state it is in; once a job is acked or
         removed, its id may be added again. Higher `priority` is taken first; jobs of one
-        priority are taken in the order they were added. A job in a `group` counts against
+        priority are taken in the order they were added, except that a `lifo` job goes ahead
+        of those waiting at its priority (last in, first out). A job in a `group` counts against
         that group's limits when it runs (see `take.lua`). While the queue's groups take turns
         (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
         of `parked` instead (a job without a group in the range of group '') and its group, unless
         it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
+        A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
+        `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
+        deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
+        `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
+        `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
+        (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
+        point from half of that to all of it). 0 and 'worker' keep the caller's.
 
         Runs `scripts/work_queue/add.lua` (`work_queue/add`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             parked (`{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
@@ -2915,6 +2967,16 @@ class WorkQueue:
             delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken;
                 0 for none
             group (`string`): the group whose limits the job counts against; '' for none
+            attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this
+                job; 0 for the caller's `max_deliveries`
+            backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in
+                the class): the delay before each retry of this job; worker: the caller's
+            backoff_delay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed
+                delay, or the exponential backoff's first one
+            backoff_max (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the
+                exponential backoff's longest delay
+            lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+                behind them
 
         Returns:
             `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its
@@ -2923,10 +2985,15 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 6 keys and 5 arguments
+                BAD_ARGS: not 6 keys and 10 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_DELAY: not whole milliseconds within its range
+                BAD_ATTEMPTS: not an integer within its range
+                BAD_BACKOFF: not one of its choices
+                BAD_BACKOFF_DELAY: not whole milliseconds within its range
+                BAD_BACKOFF_MAX: not whole milliseconds within its range
+                BAD_LIFO: not 1 or 0
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not
                     write
@@ -2934,7 +3001,7 @@ class WorkQueue:
 
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
-        _args = ADD.encode(id, payload, priority, delay, group)
+        _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo)
         return ADD.call(
             [
                 self._keys[KEY_WAITING],
@@ -2979,7 +3046,8 @@ class WorkQueue:
         Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
                 token, e error
@@ -3037,7 +3105,8 @@ class WorkQueue:
         Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
             parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
@@ -3214,7 +3283,8 @@ class WorkQueue:
         writes nothing.
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3258,7 +3328,8 @@ class WorkQueue:
         Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3514,7 +3585,8 @@ class WorkQueue:
         Runs `scripts/work_queue/fire.lua` (`work_queue/fire`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             parked (`{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, a
@@ -3650,7 +3722,8 @@ class WorkQueue:
         nothing.
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3721,7 +3794,8 @@ class WorkQueue:
         writes nothing.
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3787,7 +3861,10 @@ class WorkQueue:
         (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
         straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
         a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
-        the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
+        the job for good (BullMQ's `UnrecoverableError`). A job added with retry options of
+        its own (see `add.lua`) is retried by them instead: its attempts replace
+        `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the
+        queue's
         metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
         `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
         retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
@@ -3796,7 +3873,8 @@ class WorkQueue:
         Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3815,9 +3893,9 @@ class WorkQueue:
             id (`string`, not empty): the job's id
             token (`string`, not empty): the lease token `take.lua` returned with the job
             delay (`ms`, from 0 to 1000000000000 ms): how long before the job can be taken again; 0
-                for at once
+                for at once (unless the job's own)
             max_deliveries (`uint`, from 1 to 1000, default `5` in the class): a job delivered this
-                many times goes to `dead` instead
+                many times goes to `dead` (unless the job's own)
             reason (`bytes`): why it failed, kept with the job
 
         Returns:
@@ -4052,7 +4130,8 @@ class WorkQueue:
         Runs `scripts/work_queue/remove.lua` (`work_queue/remove`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
             parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
@@ -4139,7 +4218,8 @@ class WorkQueue:
         Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
                 token, e error
@@ -4266,7 +4346,8 @@ class WorkQueue:
         Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
                 token, e error
@@ -4413,7 +4494,8 @@ class WorkQueue:
         Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
                 take.lua)
@@ -4467,7 +4549,8 @@ class WorkQueue:
         Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
                 take.lua)
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
@@ -4650,7 +4733,8 @@ class WorkQueue:
         `work_queue` script takes the ones it uses, in this order. Before taking, one call
         does three bounded chores, on the server's clock: it hands back up to `limit` jobs
         whose lease ran out (to `waiting`, or to `dead` once they were delivered
-        `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
+        `max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`
+        due delayed jobs to `waiting`, and
         unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
         most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
         or started its rate in jobs in the last period, or was rate-limited by a handler
@@ -4711,7 +4795,8 @@ class WorkQueue:
         Runs `scripts/work_queue/take.lua` (`work_queue/take`).
 
         Keys, named from their templates:
-            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
             delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
             leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
