@@ -1602,6 +1602,64 @@ fn cases() -> Vec<Case> {
             ),
         },
         Case {
+            script: "work_queue/add_deduplicated",
+            input: "a window held by a delayed job: its payload replaced, its due time moved and the window \
+                    extended, on a busy queue",
+            setup: |con, k| {
+                busy_queue(con, k);
+                redis::cmd("SET")
+                    .arg(&k["window"])
+                    .arg("d:1")
+                    .exec(con)
+                    .unwrap();
+            },
+            keys: Keys::of(
+                "work_queue/add_deduplicated",
+                &[("name", "w"), ("dedup", "u")],
+            ),
+            args: strings([
+                "new".into(),
+                "x".repeat(100),
+                "255".into(),
+                "1000000000000".into(),
+                "g".into(),
+                "1000".into(),
+                "exponential".into(),
+                "1000000000000".into(),
+                "1000000000000".into(),
+                "1".into(),
+                "u".into(),
+                "1000000000000".into(),
+                "1".into(),
+                "1".into(),
+            ]),
+        },
+        Case {
+            script: "work_queue/add_deduplicated",
+            input: "a new job of a group without a turn, groups taking turns, opening a window, on a busy queue",
+            setup: turns_queue,
+            keys: Keys::of(
+                "work_queue/add_deduplicated",
+                &[("name", "w"), ("dedup", "u")],
+            ),
+            args: strings([
+                "new".into(),
+                "x".repeat(100),
+                "255".into(),
+                "0".into(),
+                "g".into(),
+                "0".into(),
+                "worker".into(),
+                "0".into(),
+                "0".into(),
+                "0".into(),
+                "u".into(),
+                "1000000000000".into(),
+                "0".into(),
+                "0".into(),
+            ]),
+        },
+        Case {
             script: "work_queue/add",
             input: "a new job of a group without a turn, groups taking turns, on a busy queue",
             setup: turns_queue,

@@ -10594,6 +10594,18 @@ pub mod work_queue {
             TURNS.forms[0].build(&[name])
         }
 
+        #[doc = " The template of `window` (a string), `{<name>}:dedup:<dedup>`: the window's job id, expiring with the window"]
+        #[doc = ""]
+        #[doc = " Build its name with [`window()`]."]
+        pub static WINDOW: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:dedup:<dedup>", forms: &[crate::KeyForm { text: "{<name>}:dedup:<dedup>", params: &["name", "dedup"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":dedup:"), crate::KeyPart::Param("dedup")] }] };
+
+        #[doc = " The name of `window`: `{<name>}:dedup:<dedup>`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
+        pub fn window(name: &str, dedup: &str) -> crate::Result<String> {
+            WINDOW.forms[0].build(&[name, dedup])
+        }
+
         #[doc = " The template of `dead` (a zset), `{<name>}:dead`: job id -> when it died (ms, server clock): the dead-letter queue"]
         #[doc = ""]
         #[doc = " Build its name with [`dead()`]."]
@@ -10879,6 +10891,139 @@ pub mod work_queue {
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
     pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool) -> crate::Op<(bool, String,)> {
         crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).finish()
+    }
+
+    #[doc = " `work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id within its window."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`add_deduplicated()`]."]
+    pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
+        name: "work_queue/add_deduplicated",
+        path: "scripts/work_queue/add_deduplicated.lua",
+        sha1: "409f15c11162d7516d3ec8162d5bb7c356623024",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
+        flags: &[],
+        summary: "Adds a job unless one was added under the same deduplication id within its window.",
+        description: "Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and\n`replace` (debounce). The first call of a deduplication id `dedup` adds the job as\n`add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring\nwith the window). A call within the window adds nothing: with `extend` the window starts\nagain from this call; with `replace` the payload of the window's job becomes this call's,\nwhile that job waits (waiting, parked or delayed: a delayed one is then due `delay`\nafter this call, when `delay` is not 0), so the newest payload wins. The window ends\nwith its time, whatever became of its job; an id already in the queue is refused as\n`add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them\nneed no window: `add.lua` refuses an id while its job is in the queue.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
+            crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
+            crate::Param { name: "window", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the window's job id, expiring with the window", template: Some(&keys::WINDOW) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id, chosen by the caller: the same id is never queued twice", template: None },
+            crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the job's data", template: None },
+            crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "higher is taken first; 0 is the usual", template: None },
+            crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long the job waits before it can be taken; 0 for none", template: None },
+            crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the group whose limits the job counts against; '' for none", template: None },
+            crate::Param { name: "attempts", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most deliveries of this job; 0 for the caller's `max_deliveries`", template: None },
+            crate::Param { name: "backoff", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["worker", "none", "fixed", "exponential"]), doc: "the delay before each retry of this job; worker: the caller's", template: None },
+            crate::Param { name: "backoff_delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the fixed delay, or the exponential backoff's first one", template: None },
+            crate::Param { name: "backoff_max", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the exponential backoff's longest delay", template: None },
+            crate::Param { name: "lifo", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ahead of the jobs waiting at its priority, not behind them", template: None },
+            crate::Param { name: "dedup", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the deduplication id", template: None },
+            crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long the window lasts", template: None },
+            crate::Param { name: "extend", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "a call within the window starts it again", template: None },
+            crate::Param { name: "replace", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "a call within the window replaces the payload of its job while that job waits", template: None },
+        ],
+        returns: crate::Returns { ty: "(string, string, string?)", doc: "'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 14 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_ATTEMPTS", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_BACKOFF", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "BAD_BACKOFF_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_BACKOFF_MAX", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_LIFO", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_DEDUP", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_EXTEND", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_REPLACE", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log N), N = the jobs",
+        defaults: &[
+            crate::Preset { name: "attempts", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: the caller's max_deliveries" },
+            crate::Preset { name: "backoff", value: crate::PresetValue::Text("worker"), doc: "JobOptions::new: the caller's delay" },
+            crate::Preset { name: "backoff_delay", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
+            crate::Preset { name: "backoff_max", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
+            crate::Preset { name: "lifo", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: behind the jobs of its priority" },
+            crate::Preset { name: "extend", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the window is not extended" },
+            crate::Preset { name: "replace", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the payload is not replaced" },
+        ],
+    };
+
+    #[doc = " Adds a job unless one was added under the same deduplication id within its window."]
+    #[doc = ""]
+    #[doc = " Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and"]
+    #[doc = " `replace` (debounce). The first call of a deduplication id `dedup` adds the job as"]
+    #[doc = " `add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring"]
+    #[doc = " with the window). A call within the window adds nothing: with `extend` the window starts"]
+    #[doc = " again from this call; with `replace` the payload of the window's job becomes this call's,"]
+    #[doc = " while that job waits (waiting, parked or delayed: a delayed one is then due `delay`"]
+    #[doc = " after this call, when `delay` is not 0), so the newest payload wins. The window ends"]
+    #[doc = " with its time, whatever became of its job; an id already in the queue is refused as"]
+    #[doc = " `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them"]
+    #[doc = " need no window: `add.lua` refuses an id while its job is in the queue."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `409f15c11162d7516d3ec8162d5bb7c356623024`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
+    #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
+    #[doc = " - `window` (a string, named `{<name>}:dedup:<dedup>`): the window's job id, expiring with the window"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id, chosen by the caller: the same id is never queued twice"]
+    #[doc = " - `payload` (`bytes`): the job's data"]
+    #[doc = " - `priority` (`uint`, from 0 to 255): higher is taken first; 0 is the usual"]
+    #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0 for none"]
+    #[doc = " - `group` (`string`): the group whose limits the job counts against; '' for none"]
+    #[doc = " - `attempts` (`uint`, from 0 to 1000): the most deliveries of this job; 0 for the caller's `max_deliveries`"]
+    #[doc = " - `backoff` (`string`, one of `worker`, `none`, `fixed`, `exponential`): the delay before each retry of this job; worker: the caller's"]
+    #[doc = " - `backoff_delay` (`ms`, from 0 to 1000000000000 ms): the fixed delay, or the exponential backoff's first one"]
+    #[doc = " - `backoff_max` (`ms`, from 0 to 1000000000000 ms): the exponential backoff's longest delay"]
+    #[doc = " - `lifo` (`bool`): ahead of the jobs waiting at its priority, not behind them"]
+    #[doc = " - `dedup` (`string`, not empty): the deduplication id"]
+    #[doc = " - `ttl` (`ms`, from 1 to 1000000000000 ms): how long the window lasts"]
+    #[doc = " - `extend` (`bool`): a call within the window starts it again"]
+    #[doc = " - `replace` (`bool`): a call within the window replaces the payload of its job while that job waits"]
+    #[doc = ""]
+    #[doc = " Returns (`(string, string, string?)`): 'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 14 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
+    #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_ATTEMPTS`: not an integer within its range"]
+    #[doc = " - `BAD_BACKOFF`: not one of its choices"]
+    #[doc = " - `BAD_BACKOFF_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_BACKOFF_MAX`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_LIFO`: not 1 or 0"]
+    #[doc = " - `BAD_DEDUP`: empty"]
+    #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_EXTEND`: not 1 or 0"]
+    #[doc = " - `BAD_REPLACE`: not 1 or 0"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
+    #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
+    pub fn add_deduplicated(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, turns: &str, window: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, dedup: &str, ttl: ::std::time::Duration, extend: bool, replace: bool) -> crate::Op<(String, String, Option<String>,)> {
+        crate::ScriptCall::new(&ADD_DEDUPLICATED).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(turns).key(window).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(dedup).arg(ttl).arg(extend).arg(replace).finish()
     }
 
     #[doc = " `work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
@@ -13326,6 +13471,7 @@ pub static ALL: &[&crate::Script] = &[
     &web_session::UPDATE,
     &work_queue::ACK,
     &work_queue::ADD,
+    &work_queue::ADD_DEDUPLICATED,
     &work_queue::ADD_FLOW,
     &work_queue::CLEAN,
     &work_queue::CONFIGURE,

@@ -96,7 +96,7 @@ def add_jobs(scripts, queue, count):
     added = 0
     for i in range(count):
         # id, payload, priority, delay (ms), group ('' for none)
-        new, _state = scripts.call("work_queue/add", keys, [f"job-{i}", f"email {i}", 0, 0, ""])
+        new, _state = scripts.call("work_queue/add", keys, [f"job-{i}", f"email {i}", 0, 0, "", 0, "worker", 0, 0, 0])
         added += int(new == 1)
     return {"keys": keys, "added": added}
 

@@ -512,9 +512,11 @@ use crate::runtime::error::Result;
 use crate::runtime::input;
 use crate::scripts::work_queue as script;
 
+mod dedup;
 mod events;
 mod flow;
 mod operate;
+pub use dedup::{Deduplicated, Deduplication, MAX_WINDOW};
 pub use events::{
     Event, EventKind, EventPage, Events, JobEnd, MAX_EVENTS_READ, MAX_PROGRESS_BYTES,
 };

@@ -1169,7 +1169,39 @@ mod outside_client {
                 "{q}:signal",
                 "{q}:turns",
             ],
-            &["j", "payload", "0", "0", ""],
+            &["j", "payload", "0", "0", "", "0", "worker", "0", "0", "0"],
+            "BAD_JOBS",
+        );
+        // Retry options stored as `007` attempts are not 7 attempts.
+        refused(
+            &mut con,
+            &[&[
+                "HSET",
+                "{q}:jobs",
+                "s:j",
+                "leased",
+                "t:j",
+                "7",
+                "r:j",
+                "1",
+                "n:j",
+                "1",
+                "o:j",
+                "007 w 0 0",
+            ]],
+            &scripts::work_queue::NACK,
+            &[
+                "{q}:waiting",
+                "{q}:delayed",
+                "{q}:leased",
+                "{q}:dead",
+                "{q}:parked",
+                "{q}:jobs",
+                "{q}:groups",
+                "{q}:signal",
+                "{q}:events",
+            ],
+            &["j", "7", "0", "5", "why"],
             "BAD_JOBS",
         );
         // A token stored as `007` is not the token 7.

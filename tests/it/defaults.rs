@@ -9,7 +9,7 @@ use std::time::Duration;
 use redis_patterns::fair_lock::FairLock;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::session::SessionStore;
-use redis_patterns::work_queue::{Job, WorkQueue};
+use redis_patterns::work_queue::{Deduplication, Job, JobOptions, WorkQueue};
 use redis_patterns::{Op, PresetValue, catalog};
 
 use crate::key_templates::{expand, matches, sent};
@@ -92,6 +92,14 @@ fn the_rust_api_fills_in_what_the_headers_default_to() {
         group: None,
         payload: Vec::new(),
     };
+    seen.insert(check(queue.add("1", "p")));
+    let window = Deduplication::new("user:7", period).unwrap();
+    seen.insert(check(queue.add_deduplicated(
+        "1",
+        "p",
+        JobOptions::new(),
+        &window,
+    )));
     seen.insert(check(queue.take(1)));
     seen.insert(check(queue.extend(&job)));
     seen.insert(check(queue.nack(&job, "failed")));

@@ -747,6 +747,13 @@ fn families(c: &mut Checks, tagged: bool) {
     };
     let n = [("name", name)];
     c.check(queue.add("1", "p"), &n, &[]);
+    let window =
+        work_queue::Deduplication::new("user:7", std::time::Duration::from_secs(1)).unwrap();
+    c.check(
+        queue.add_deduplicated("1", "p", work_queue::JobOptions::new(), &window),
+        &[("name", name), ("dedup", "user:7")],
+        &[],
+    );
     c.check(queue.take(1), &n, &[]);
     c.check(queue.ack(&job), &n, &[]);
     c.check(queue.extend(&job), &n, &[]);

@@ -1125,7 +1125,8 @@ fn bad_input_is_refused_and_writes_nothing() {
 }
 
 /// The keys `script` takes, by the names in its header: a subset of the queue's fourteen
-/// (the schedules' three, `schedules`, `due` and `schedules_wake`, left out).
+/// (the schedules' three, `schedules`, `due` and `schedules_wake`, and a deduplication
+/// `window`, left out).
 fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
     const NAMES: [&str; 14] = [
         "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
@@ -1134,7 +1135,7 @@ fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q
     script
         .keys
         .iter()
-        .filter(|key| !["schedules", "due", "schedules_wake"].contains(&key.name))
+        .filter(|key| !["schedules", "due", "schedules_wake", "window"].contains(&key.name))
         .map(|key| queue.keys()[NAMES.iter().position(|n| *n == key.name).unwrap()])
         .collect()
 }

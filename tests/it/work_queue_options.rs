@@ -1,12 +1,16 @@
 //! A job's own options: its attempts and backoff (`add.lua`'s retry options, applied by
-//! `nack.lua`, by `take.lua` for a lapsed lease, and so by every worker) and LIFO order.
+//! `nack.lua`, by `take.lua` for a lapsed lease, and so by every worker), LIFO order, and
+//! deduplication windows (`add_deduplicated.lua`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::work_queue::{Backoff, Job, JobOptions, Nacked, State, Stop, WorkQueue};
+use redis_patterns::scripts::work_queue as script;
+use redis_patterns::work_queue::{
+    Backoff, Deduplicated, Deduplication, Job, JobOptions, Nacked, State, Stop, WorkQueue,
+};
 
 use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
@@ -71,6 +75,37 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
             .job("again")
             .map(|i| Ok(i.map(|i| (i.state, i.deliveries))))
     );
+    // A window of 100 ms under the deduplication id "user:7": the second add is
+    // deduplicated and replaces the first job's payload; once the window has passed, the
+    // next add opens a new one.
+    let window = Deduplication::new("user:7", Duration::from_millis(100))
+        .unwrap()
+        .replace();
+    let _ = step!(
+        t,
+        con,
+        queue.add_deduplicated("mail-1", "v1", JobOptions::new(), &window)
+    );
+    let _ = step!(
+        t,
+        con,
+        queue.add_deduplicated("mail-2", "v2", JobOptions::new(), &window)
+    );
+    let _ = step!(
+        t,
+        con,
+        queue.job("mail-1").map(|i| Ok(i.map(|i| i.payload)))
+    );
+    let _ = step!(t, con, queue.remove("mail-1"));
+    harness::wait_until_gone(con, "{work_queue:options}:dedup:user:7");
+    t.note("wait until the window has passed");
+    let _ = step!(
+        t,
+        con,
+        queue.add_deduplicated("mail-3", "v3", JobOptions::new(), &window)
+    );
+    harness::wait_until_gone(con, "{work_queue:options}:dedup:user:7");
+    t.note("wait until the window has passed");
     let _ = step!(t, con, queue.pause());
     let _ = step!(t, con, queue.delete(10, true));
     t
@@ -417,4 +452,230 @@ fn bad_retry_options_are_refused_and_write_nothing() {
         assert_code(queue.take(1).run(&mut con), "BAD_JOBS");
         assert_eq!(harness::dump(&mut con), held, "take with o:a = {foreign:?}");
     }
+}
+
+/// Throttle: an add within the window adds nothing and says which job holds it, whatever
+/// became of that job; the window ends with its time.
+#[test]
+fn a_deduplication_window_throttles_adds() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("throttle").unwrap();
+    let window = Deduplication::new("report", Duration::from_millis(300)).unwrap();
+    let add = |con: &mut redis::Connection, id: &str| {
+        queue
+            .add_deduplicated(id, id, JobOptions::new(), &window)
+            .run(con)
+            .unwrap()
+    };
+    assert_eq!(add(&mut con, "a"), Deduplicated::Added(State::Waiting));
+    let in_window = |state| Deduplicated::InWindow {
+        job: "a".into(),
+        state,
+        extended: false,
+        replaced: false,
+    };
+    assert_eq!(add(&mut con, "b"), in_window(Some(State::Waiting)));
+    let job = take_one(&mut con, &queue);
+    queue.ack(&job).run(&mut con).unwrap();
+    // Acked, but the window holds on.
+    assert_eq!(add(&mut con, "c"), in_window(None));
+    assert_eq!(queue.counts().run(&mut con).unwrap().waiting, 0);
+    harness::wait_until_gone(&mut con, "{throttle}:dedup:report");
+    assert_eq!(add(&mut con, "d"), Deduplicated::Added(State::Waiting));
+
+    // An id already in the queue is refused as add refuses it, and opens no window.
+    let other = Deduplication::new("other", Duration::from_secs(60)).unwrap();
+    assert_eq!(
+        queue
+            .add_deduplicated("d", "x", JobOptions::new(), &other)
+            .run(&mut con)
+            .unwrap(),
+        Deduplicated::Duplicate(State::Waiting)
+    );
+    let open: bool = redis::cmd("EXISTS")
+        .arg("{throttle}:dedup:other")
+        .query(&mut con)
+        .unwrap();
+    assert!(!open);
+}
+
+/// Extend starts the window again; replace gives the waiting job the newest payload, and
+/// a delayed one the newest delay; a leased job keeps its payload.
+#[test]
+fn a_deduplication_window_extends_and_replaces() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("debounce").unwrap();
+    let key = "{debounce}:dedup:doc";
+    let window = Deduplication::new("doc", Duration::from_secs(100))
+        .unwrap()
+        .extend()
+        .replace();
+    let later = |secs| JobOptions::new().delay(Duration::from_secs(secs));
+    let first = queue
+        .add_deduplicated("v1", "one", later(10), &window)
+        .run(&mut con)
+        .unwrap();
+    assert_eq!(first, Deduplicated::Added(State::Delayed));
+    harness::cmd(&mut con, &["PEXPIRE", key, "5000"]);
+    let before = harness::server_ms(&mut con);
+    let second = queue
+        .add_deduplicated("v2", "two", later(60), &window)
+        .run(&mut con)
+        .unwrap();
+    let after = harness::server_ms(&mut con);
+    assert_eq!(
+        second,
+        Deduplicated::InWindow {
+            job: "v1".into(),
+            state: Some(State::Delayed),
+            extended: true,
+            replaced: true,
+        }
+    );
+    let ttl: i64 = redis::cmd("PTTL").arg(key).query(&mut con).unwrap();
+    assert!(ttl > 90_000, "the window started again: {ttl} ms left");
+    let info = queue.job("v1").run(&mut con).unwrap().unwrap();
+    assert_eq!(info.payload, b"two");
+    let due = info.at_ms.unwrap();
+    assert!(
+        due >= before + 60_000 && due <= after + 60_000,
+        "due {} ms after the add",
+        due - before
+    );
+    assert!(queue.job("v2").run(&mut con).unwrap().is_none());
+
+    // Held by a worker: its payload stays.
+    queue.promote("v1").run(&mut con).unwrap();
+    let job = take_one(&mut con, &queue);
+    let third = queue
+        .add_deduplicated("v3", "three", JobOptions::new(), &window)
+        .run(&mut con)
+        .unwrap();
+    assert_eq!(
+        third,
+        Deduplicated::InWindow {
+            job: "v1".into(),
+            state: Some(State::Leased),
+            extended: true,
+            replaced: false,
+        }
+    );
+    assert_eq!(job.payload, b"two");
+    assert_eq!(
+        queue.job("v1").run(&mut con).unwrap().unwrap().payload,
+        b"two"
+    );
+}
+
+/// 8 producers adding under one deduplication id at once add one job.
+#[test]
+fn concurrent_adds_under_one_deduplication_id_add_one_job() {
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("dedup-race").unwrap();
+    let window = Deduplication::new("once", Duration::from_secs(60)).unwrap();
+    let added = Mutex::new(Vec::new());
+    thread::scope(|scope| {
+        for producer in 0..8 {
+            let (db, queue, window, added) = (&db, &queue, &window, &added);
+            scope.spawn(move || {
+                let mut con = db.con();
+                for n in 0..50 {
+                    let id = format!("p{producer}-{n}");
+                    let outcome = queue
+                        .add_deduplicated(&id, "x", JobOptions::new(), window)
+                        .run(&mut con)
+                        .unwrap();
+                    if let Deduplicated::Added(_) = outcome {
+                        added.lock().unwrap().push(id);
+                    }
+                }
+            });
+        }
+    });
+    let added = added.into_inner().unwrap();
+    assert_eq!(added.len(), 1, "{added:?}");
+    let mut con = db.con();
+    assert_eq!(queue.counts().run(&mut con).unwrap().waiting, 1);
+    assert_eq!(
+        queue.job(&added[0]).run(&mut con).unwrap().unwrap().state,
+        State::Waiting
+    );
+}
+
+/// A bad window is refused before any I/O; a raw call with a window key of another id or
+/// of the wrong type, or a bad window argument, is refused with nothing written.
+#[test]
+fn bad_deduplication_is_refused_and_writes_nothing() {
+    assert_invalid(
+        Deduplication::new("", Duration::from_secs(1)),
+        "deduplication id",
+    );
+    assert_invalid(
+        Deduplication::new("x", Duration::ZERO),
+        "deduplication window",
+    );
+    assert_invalid(
+        Deduplication::new("x", Duration::from_millis(1_000_000_000_001)),
+        "deduplication window",
+    );
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("bad-dedup").unwrap();
+    queue.add("a", "x").run(&mut con).unwrap();
+    harness::cmd(&mut con, &["HSET", "{bad-dedup}:dedup:h", "f", "v"]);
+    let before = harness::dump(&mut con);
+    let keys = |window: &'static str| {
+        let mut keys: Vec<&str> = ["waiting", "delayed", "parked", "jobs", "signal", "turns"]
+            .iter()
+            .map(|k| match *k {
+                "waiting" => "{bad-dedup}:waiting",
+                "delayed" => "{bad-dedup}:delayed",
+                "parked" => "{bad-dedup}:parked",
+                "jobs" => "{bad-dedup}:jobs",
+                "signal" => "{bad-dedup}:signal",
+                _ => "{bad-dedup}:turns",
+            })
+            .collect();
+        keys.push(window);
+        keys
+    };
+    let args = |dedup: &'static str, ttl: &'static str, extend: &'static str| {
+        [
+            "b", "x", "0", "0", "", "0", "worker", "0", "0", "0", dedup, ttl, extend, "0",
+        ]
+    };
+    let cases: [(&str, [&str; 14], &str); 5] = [
+        (
+            "{bad-dedup}:dedup:other",
+            args("u", "1000", "0"),
+            "BAD_KEYS",
+        ),
+        ("{other}:dedup:u", args("u", "1000", "0"), "BAD_KEYS"),
+        ("{bad-dedup}:dedup:u", args("u", "0", "0"), "BAD_TTL"),
+        (
+            "{bad-dedup}:dedup:u",
+            args("u", "1000", "yes"),
+            "BAD_EXTEND",
+        ),
+        ("{bad-dedup}:dedup:", args("", "1000", "0"), "BAD_DEDUP"),
+    ];
+    for (window, args, code) in cases {
+        assert_code(
+            harness::eval(&mut con, &script::ADD_DEDUPLICATED, &keys(window), &args),
+            code,
+        );
+    }
+    let wrong_type = harness::eval(
+        &mut con,
+        &script::ADD_DEDUPLICATED,
+        &keys("{bad-dedup}:dedup:h"),
+        &args("h", "1000", "0"),
+    );
+    assert!(
+        format!("{wrong_type:?}").contains("WRONGTYPE"),
+        "{wrong_type:?}"
+    );
+    assert_eq!(harness::dump(&mut con), before);
 }

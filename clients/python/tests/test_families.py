@@ -625,6 +625,13 @@ def test_work_queue(run: Runner) -> None:
     assert due == [] and earliest == next_run
     assert run(queue.fire("hourly", next_run, 1, []))[0] == "not_due"
     assert run(queue.remove_schedule("hourly")) is True
+    window = ("user:7", 60_000)
+    assert run(queue.add_deduplicated("d1", b"v1", 0, 0, "", *window, replace=True)) == ("added", "d1", "waiting")
+    assert run(queue.add_deduplicated("d2", b"v2", 0, 0, "", *window, replace=True)) == ("replaced", "d1", "waiting")
+    assert run(queue.add("r1", b"x", 9, 0, "", attempts=1, backoff="none", lifo=True)) == (True, "waiting")
+    (r1, token_r1, *_), = run(queue.take(1, hex_token(4), []))
+    assert r1 == "r1"
+    assert run(queue.nack(r1, token_r1, 0, b"once is enough"))[0] == "dead"
     with pytest.raises(rp.ScriptError) as running:
         run(queue.delete_queue(100, True))
     assert running.value.code == "NOT_PAUSED"

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_8ce805cfedae"
+LIBRARY = "redis_patterns_v0_1_0_a74ba870bada"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "827c05d72f1d2f20e4a250761173b5b84fa0b22c"
+MANIFEST_SHA1 = "4119470f03e586dff2881b72db24e9dd282936bf"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
@@ -231,6 +231,7 @@ SCRIPTS: _t.Tuple[_rt.Script, ...] = (
     web_session.UPDATE,
     work_queue.ACK,
     work_queue.ADD,
+    work_queue.ADD_DEDUPLICATED,
     work_queue.ADD_FLOW,
     work_queue.CLEAN,
     work_queue.CONFIGURE,

@@ -30,7 +30,7 @@ FIND = _rt.Script(
     "ip_city/find",
     path="scripts/ip_city/find.lua",
     sha1="ba2d5671b3ead45ebb3cb44936cc15daf577645a",
-    function="rp_v0_1_0_8ce805cfedae__ip_city__find",
+    function="rp_v0_1_0_a74ba870bada__ip_city__find",
     read_only=True,
     keys=(2, 2),
     key_names=("blocks", "cities"),

@@ -19,6 +19,8 @@ __all__ = [
     "ack",
     "ADD",
     "add",
+    "ADD_DEDUPLICATED",
+    "add_deduplicated",
     "ADD_FLOW",
     "add_flow",
     "CLEAN",
@@ -114,6 +116,9 @@ KEY_DELAYED = _rt.Form("work_queue", "{<name>}:delayed", (_rt.Tag((_rt.Value("na
 KEY_TURNS = _rt.Form("work_queue", "{<name>}:turns", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":turns")))
 """The name template `{<name>}:turns`."""
 
+KEY_WINDOW = _rt.Form("work_queue", "{<name>}:dedup:<dedup>", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":dedup:"), _rt.Value("dedup")))
+"""The name template `{<name>}:dedup:<dedup>`."""
+
 KEY_DEAD = _rt.Form("work_queue", "{<name>}:dead", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":dead")))
 """The name template `{<name>}:dead`."""
 
@@ -137,7 +142,7 @@ ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
     sha1="3cc88f25a7a51d74578c28adaf934fe44bcf42e2",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__ack",
+    function="rp_v0_1_0_a74ba870bada__work_queue__ack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"),
@@ -236,7 +241,7 @@ ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
     sha1="fb2e3e6acbabfd3338c565f0114f4acc9513e35b",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__add",
+    function="rp_v0_1_0_a74ba870bada__work_queue__add",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns"),
@@ -361,11 +366,154 @@ def add(
     return ADD.call([waiting, delayed, parked, jobs, signal, turns], _args, _ADD_REPLY)
 
 
+ADD_DEDUPLICATED = _rt.Script(
+    "work_queue/add_deduplicated",
+    path="scripts/work_queue/add_deduplicated.lua",
+    sha1="409f15c11162d7516d3ec8162d5bb7c356623024",
+    function="rp_v0_1_0_a74ba870bada__work_queue__add_deduplicated",
+    read_only=False,
+    keys=(7, 7),
+    key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns", "window"),
+    args=(
+        _rt.Param("id", "string", "BAD_ID", non_empty=True),
+        _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
+        _rt.Param("priority", "uint", "BAD_PRIORITY", low=0, high=255),
+        _rt.Param("delay", "ms", "BAD_DELAY", low=0, high=1000000000000),
+        _rt.Param("group", "string", "BAD_GROUP"),
+        _rt.Param("attempts", "uint", "BAD_ATTEMPTS", low=0, high=1000),
+        _rt.Param("backoff", "string", "BAD_BACKOFF", choices=("worker", "none", "fixed", "exponential")),
+        _rt.Param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", low=0, high=1000000000000),
+        _rt.Param("backoff_max", "ms", "BAD_BACKOFF_MAX", low=0, high=1000000000000),
+        _rt.Param("lifo", "bool", "BAD_LIFO"),
+        _rt.Param("dedup", "string", "BAD_DEDUP", non_empty=True),
+        _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=1000000000000),
+        _rt.Param("extend", "bool", "BAD_EXTEND"),
+        _rt.Param("replace", "bool", "BAD_REPLACE"),
+    ),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
+)
+"""`work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id
+within its window.
+
+The script's contract; call it with `add_deduplicated()`.
+"""
+
+_ADD_DEDUPLICATED_REPLY = _rt.tuple_of(_rt.STR, _rt.STR, _rt.opt(_rt.STR))
+
+
+def add_deduplicated(
+    waiting: str,
+    delayed: str,
+    parked: str,
+    jobs: str,
+    signal: str,
+    turns: str,
+    window: str,
+    id: str,
+    payload: _rt.Bytes,
+    priority: int,
+    delay: _rt.Ms,
+    group: str,
+    attempts: int,
+    backoff: str,
+    backoff_delay: _rt.Ms,
+    backoff_max: _rt.Ms,
+    lifo: bool,
+    dedup: str,
+    ttl: _rt.Ms,
+    extend: bool,
+    replace: bool,
+) -> _rt.Call[_t.Tuple[str, str, _t.Optional[str]]]:
+    """Adds a job unless one was added under the same deduplication id within its window.
+
+    Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and
+    `replace` (debounce). The first call of a deduplication id `dedup` adds the job as
+    `add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring
+    with the window). A call within the window adds nothing: with `extend` the window starts
+    again from this call; with `replace` the payload of the window's job becomes this call's,
+    while that job waits (waiting, parked or delayed: a delayed one is then due `delay`
+    after this call, when `delay` is not 0), so the newest payload wins. The window ends
+    with its time, whatever became of its job; an id already in the queue is refused as
+    `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
+    need no window: `add.lua` refuses an id while its job is in the queue.
+
+    Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
+
+    Keys, in `KEYS` order (all in one cluster hash slot):
+        waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+            10^12 ± arrival (- if LIFO)
+        delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
+            clock)
+        parked (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
+        jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
+            group, t token, e error
+        signal (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait
+            on it with BZPOPMIN
+        turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
+            turns (see take.lua)
+        window (a string, named `{<name>}:dedup:<dedup>`): the window's job id, expiring with the
+            window
+
+    Args:
+        id (`string`, not empty): the job's id, chosen by the caller: the same id is never queued
+            twice
+        payload (`bytes`): the job's data
+        priority (`uint`, from 0 to 255): higher is taken first; 0 is the usual
+        delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0
+            for none
+        group (`string`): the group whose limits the job counts against; '' for none
+        attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this
+            job; 0 for the caller's `max_deliveries`
+        backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+            class): the delay before each retry of this job; worker: the caller's
+        backoff_delay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+            or the exponential backoff's first one
+        backoff_max (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+            backoff's longest delay
+        lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+            behind them
+        dedup (`string`, not empty): the deduplication id
+        ttl (`ms`, from 1 to 1000000000000 ms): how long the window lasts
+        extend (`bool`, default `0` in the class): a call within the window starts it again
+        replace (`bool`, default `0` in the class): a call within the window replaces the payload of
+            its job while that job waits
+
+    Returns:
+        `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
+            'extended' or 'replaced' (a window was open); the id of the job added or of the window's
+            job; its state, nil when that job is gone
+
+    Raises:
+        ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+            and raise InvalidInput with the same code before any I/O):
+            BAD_ARGS: not 7 keys and 14 arguments
+            BAD_ID: empty
+            BAD_PRIORITY: not an integer within its range
+            BAD_DELAY: not whole milliseconds within its range
+            BAD_ATTEMPTS: not an integer within its range
+            BAD_BACKOFF: not one of its choices
+            BAD_BACKOFF_DELAY: not whole milliseconds within its range
+            BAD_BACKOFF_MAX: not whole milliseconds within its range
+            BAD_LIFO: not 1 or 0
+            BAD_DEDUP: empty
+            BAD_TTL: not whole milliseconds within its range
+            BAD_EXTEND: not 1 or 0
+            BAD_REPLACE: not 1 or 0
+            BAD_KEYS: a key not named as its template says
+            BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
+            BAD_TURNS: `turns` holds a score that is no turn number
+
+    Complexity: O(log N), N = the jobs. Clock: the server's TIME.
+    """
+    _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, dedup, ttl, extend, replace)
+    return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, turns, window], _args, _ADD_DEDUPLICATED_REPLY)
+
+
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
     sha1="618d972364461fe43d10ce99d3c00783147b9780",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__add_flow",
+    function="rp_v0_1_0_a74ba870bada__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -463,7 +611,7 @@ CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
     sha1="b3b9df3737494ff9692c600fd75b9177a75097d1",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__clean",
+    function="rp_v0_1_0_a74ba870bada__work_queue__clean",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -538,7 +686,7 @@ CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
     sha1="be90fad0f3031dc2ff025a5c8772c75ecf7d6e3a",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__configure",
+    function="rp_v0_1_0_a74ba870bada__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -693,7 +841,7 @@ COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
     sha1="d4739663b83ee03296bf98d272b9cfa860f16f1d",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__counts",
+    function="rp_v0_1_0_a74ba870bada__work_queue__counts",
     read_only=True,
     keys=(5, 5),
     key_names=("waiting", "delayed", "leased", "dead", "parked"),
@@ -754,7 +902,7 @@ DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
     sha1="9f899a74d9d3f76272d8360479592a30f3cc6333",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__delete_queue",
+    function="rp_v0_1_0_a74ba870bada__work_queue__delete_queue",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -859,7 +1007,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__due",
+    function="rp_v0_1_0_a74ba870bada__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -933,7 +1081,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="8254f9ffa622668270a01bfd0a39e73f95726f3a",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__events",
+    function="rp_v0_1_0_a74ba870bada__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1008,7 +1156,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__extend",
+    function="rp_v0_1_0_a74ba870bada__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1071,7 +1219,7 @@ FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
     sha1="abc26756c75a50f31ef8d7ee7b1360b73923987f",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__fire",
+    function="rp_v0_1_0_a74ba870bada__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1183,7 +1331,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="d87c636427e142c9f970a8b4cfec7150376768ab",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__job",
+    function="rp_v0_1_0_a74ba870bada__work_queue__job",
     read_only=True,
     keys=(4, 4),
     key_names=("delayed", "leased", "dead", "jobs"),
@@ -1258,7 +1406,7 @@ LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
     sha1="4165c4c36d6e3d6c5afd1a745023a40cb754206d",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__list",
+    function="rp_v0_1_0_a74ba870bada__work_queue__list",
     read_only=True,
     keys=(6, 6),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs"),
@@ -1343,7 +1491,7 @@ METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
     sha1="47b181cd6d95ba16c41b25bfc8793f444090d742",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__metrics",
+    function="rp_v0_1_0_a74ba870bada__work_queue__metrics",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"),
@@ -1435,7 +1583,7 @@ NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
     sha1="af0696b7c15ad495ab7a2f0e013f55cf1aca8f14",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__nack",
+    function="rp_v0_1_0_a74ba870bada__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1550,7 +1698,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__pause",
+    function="rp_v0_1_0_a74ba870bada__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1602,7 +1750,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__paused",
+    function="rp_v0_1_0_a74ba870bada__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1650,7 +1798,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__progress",
+    function="rp_v0_1_0_a74ba870bada__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -1721,7 +1869,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__rate_limit_group",
+    function="rp_v0_1_0_a74ba870bada__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -1809,7 +1957,7 @@ REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
     sha1="4200662f2dee537b7feb7049c10f9ab023d7c6a9",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__remove",
+    function="rp_v0_1_0_a74ba870bada__work_queue__remove",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -1879,7 +2027,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__remove_schedule",
+    function="rp_v0_1_0_a74ba870bada__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -1932,7 +2080,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="e4307f54ed582cad6f3876240fe112e8b7e9f439",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__requeue",
+    function="rp_v0_1_0_a74ba870bada__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2003,7 +2151,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__result",
+    function="rp_v0_1_0_a74ba870bada__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2060,7 +2208,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__resume",
+    function="rp_v0_1_0_a74ba870bada__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2112,7 +2260,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="b768394d1b924f2a47d7870600f0189c119cb087",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__retry_dead",
+    function="rp_v0_1_0_a74ba870bada__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2182,7 +2330,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__schedule",
+    function="rp_v0_1_0_a74ba870bada__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2244,7 +2392,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="47a83b157b7b609bc091d638fe435d011435347a",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__schedules",
+    function="rp_v0_1_0_a74ba870bada__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2311,7 +2459,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="8597b0d1cfaec18e381f314f5b2406cb61e59845",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__set_delay",
+    function="rp_v0_1_0_a74ba870bada__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2390,7 +2538,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="64de6f584b3d9c34805ef49f5c9f8016601f7d3c",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__set_priority",
+    function="rp_v0_1_0_a74ba870bada__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2460,7 +2608,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="f5904d2a5ffbac56a163442ae9d724f46ca21942",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__set_schedule",
+    function="rp_v0_1_0_a74ba870bada__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2582,7 +2730,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="392b1b6c8068c84916f5ec3e61116bac87ba8e39",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__settings",
+    function="rp_v0_1_0_a74ba870bada__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2633,7 +2781,7 @@ TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
     sha1="a154c574682d97e46d5bbf3c19f9f049cc1a49af",
-    function="rp_v0_1_0_8ce805cfedae__work_queue__take",
+    function="rp_v0_1_0_a74ba870bada__work_queue__take",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -3013,6 +3161,120 @@ class WorkQueue:
             ],
             _args,
             _ADD_REPLY,
+        )
+
+    def add_deduplicated(
+        self,
+        id: str,
+        payload: _rt.Bytes,
+        priority: int,
+        delay: _rt.Ms,
+        group: str,
+        dedup: str,
+        ttl: _rt.Ms,
+        *,
+        attempts: int = 0,
+        backoff: str = "worker",
+        backoff_delay: _rt.Ms = 0,
+        backoff_max: _rt.Ms = 0,
+        lifo: bool = False,
+        extend: bool = False,
+        replace: bool = False,
+    ) -> _rt.Call[_t.Tuple[str, str, _t.Optional[str]]]:
+        """Adds a job unless one was added under the same deduplication id within its window.
+
+        Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and
+        `replace` (debounce). The first call of a deduplication id `dedup` adds the job as
+        `add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring
+        with the window). A call within the window adds nothing: with `extend` the window starts
+        again from this call; with `replace` the payload of the window's job becomes this call's,
+        while that job waits (waiting, parked or delayed: a delayed one is then due `delay`
+        after this call, when `delay` is not 0), so the newest payload wins. The window ends
+        with its time, whatever became of its job; an id already in the queue is refused as
+        `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
+        need no window: `add.lua` refuses an id while its job is in the queue.
+
+        Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
+
+        Keys, named from their templates:
+            waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+                arrival (- if LIFO)
+            delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
+            parked (`{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
+            jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
+                token, e error
+            signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
+                BZPOPMIN
+            turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
+                take.lua)
+            window (`{<name>}:dedup:<dedup>`): the window's job id, expiring with the window
+
+        Args:
+            id (`string`, not empty): the job's id, chosen by the caller: the same id is never
+                queued twice
+            payload (`bytes`): the job's data
+            priority (`uint`, from 0 to 255): higher is taken first; 0 is the usual
+            delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken;
+                0 for none
+            group (`string`): the group whose limits the job counts against; '' for none
+            attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this
+                job; 0 for the caller's `max_deliveries`
+            backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in
+                the class): the delay before each retry of this job; worker: the caller's
+            backoff_delay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed
+                delay, or the exponential backoff's first one
+            backoff_max (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the
+                exponential backoff's longest delay
+            lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+                behind them
+            dedup (`string`, not empty): the deduplication id
+            ttl (`ms`, from 1 to 1000000000000 ms): how long the window lasts
+            extend (`bool`, default `0` in the class): a call within the window starts it again
+            replace (`bool`, default `0` in the class): a call within the window replaces the
+                payload of its job while that job waits
+
+        Returns:
+            `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
+                'extended' or 'replaced' (a window was open); the id of the job added or of the
+                window's job; its state, nil when that job is gone
+
+        Raises:
+            ScriptError: with one of these codes (the checks of the keys and arguments run here
+                first, and raise InvalidInput with the same code before any I/O):
+                BAD_ARGS: not 7 keys and 14 arguments
+                BAD_ID: empty
+                BAD_PRIORITY: not an integer within its range
+                BAD_DELAY: not whole milliseconds within its range
+                BAD_ATTEMPTS: not an integer within its range
+                BAD_BACKOFF: not one of its choices
+                BAD_BACKOFF_DELAY: not whole milliseconds within its range
+                BAD_BACKOFF_MAX: not whole milliseconds within its range
+                BAD_LIFO: not 1 or 0
+                BAD_DEDUP: empty
+                BAD_TTL: not whole milliseconds within its range
+                BAD_EXTEND: not 1 or 0
+                BAD_REPLACE: not 1 or 0
+                BAD_KEYS: a key not named as its template says
+                BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not
+                    write
+                BAD_TURNS: `turns` holds a score that is no turn number
+
+        Complexity: O(log N), N = the jobs. Clock: the server's TIME.
+        """
+        _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, dedup, ttl, extend, replace)
+        _names: _t.Dict[str, object] = {"name": self.name, "dedup": dedup}
+        return ADD_DEDUPLICATED.call(
+            [
+                self._keys[KEY_WAITING],
+                self._keys[KEY_DELAYED],
+                self._keys[KEY_PARKED],
+                self._keys[KEY_JOBS],
+                self._keys[KEY_SIGNAL],
+                self._keys[KEY_TURNS],
+                KEY_WINDOW.name(ADD_DEDUPLICATED.name, _names),
+            ],
+            _args,
+            _ADD_DEDUPLICATED_REPLY,
         )
 
     def add_flow(
