@@ -1708,6 +1708,40 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            script: "work_queue/log",
+            input: "a 4 KiB line for a held job keeping 1000 lines of 64 bytes (the 64 KiB cap)",
+            setup: |con, k| {
+                busy_queue(con, k);
+                lua(
+                    con,
+                    "local lines = {}
+                     for n = 1, 1000 do lines[n] = string.rep('l', 64) end
+                     redis.call('HSET', KEYS[1], 'l:held', cmsgpack.pack(lines))",
+                    &k.named(&["jobs"]),
+                    &[],
+                );
+            },
+            keys: Keys::of("work_queue/log", QUEUE),
+            args: strings(["held".into(), "7".into(), "l".repeat(4096), "1000".into()]),
+        },
+        Case {
+            script: "work_queue/logs",
+            input: "1000 lines of 64 bytes, all read",
+            setup: |con, k| {
+                busy_queue(con, k);
+                lua(
+                    con,
+                    "local lines = {}
+                     for n = 1, 1000 do lines[n] = string.rep('l', 64) end
+                     redis.call('HSET', KEYS[1], 'l:held', cmsgpack.pack(lines))",
+                    &k.named(&["jobs"]),
+                    &[],
+                );
+            },
+            keys: Keys::of("work_queue/logs", QUEUE),
+            args: strings(["held".into(), "0".into(), "1000".into()]),
+        },
+        Case {
             script: "work_queue/progress",
             input: "a 4 KiB report of a held job, events full",
             setup: busy_queue,

@@ -714,7 +714,7 @@ pub mod bloom {
     pub static ADD: crate::Script = crate::Script {
         name: "bloom/add",
         path: "scripts/bloom/add.lua",
-        sha1: "0cbcae6bc8f95bc68cec629956aa3abf49ada0fc",
+        sha1: "f4979d8ed83e775aeb0ad34612960341b44b8f85",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
         flags: &[],
         summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
@@ -763,7 +763,7 @@ pub mod bloom {
     #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
     #[doc = " low by the items that were false positives when they were added)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `0cbcae6bc8f95bc68cec629956aa3abf49ada0fc`)."]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `f4979d8ed83e775aeb0ad34612960341b44b8f85`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -800,7 +800,7 @@ pub mod bloom {
     pub static CHECK: crate::Script = crate::Script {
         name: "bloom/check",
         path: "scripts/bloom/check.lua",
-        sha1: "05d91d0063cd50dfb703b5be9e73a849cec20ce0",
+        sha1: "4229cba6ad5bf2725bc34158e30bec6614060896",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
         flags: &["no-writes", ],
         summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
@@ -841,7 +841,7 @@ pub mod bloom {
     #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
     #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `05d91d0063cd50dfb703b5be9e73a849cec20ce0`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `4229cba6ad5bf2725bc34158e30bec6614060896`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -2954,7 +2954,7 @@ pub mod ip_city {
     pub static FIND: crate::Script = crate::Script {
         name: "ip_city/find",
         path: "scripts/ip_city/find.lua",
-        sha1: "ba2d5671b3ead45ebb3cb44936cc15daf577645a",
+        sha1: "42c45878eb9a0d3d46fd5c13ac88556fe4c2d49a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ip_city/find.lua")),
         flags: &["no-writes", ],
         summary: "Finds the city of an IPv4 address: the block that starts at or below it, and that block's city, in one step.",
@@ -2987,7 +2987,7 @@ pub mod ip_city {
     #[doc = " and it keeps no end): with an end, an address past it belongs to no block, where the"]
     #[doc = " book answers the city of the last block that starts below it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `ba2d5671b3ead45ebb3cb44936cc15daf577645a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `42c45878eb9a0d3d46fd5c13ac88556fe4c2d49a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `blocks` (a zset, named `{<namespace>}:ip2cityid`): `<city id>_<start>[_<end>]` -> the block's first address, as an integer"]
@@ -4373,7 +4373,7 @@ pub mod online_friends {
     pub static SEEN_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/seen_friends",
         path: "scripts/online_friends/seen_friends.lua",
-        sha1: "bbb32573d587337c1194a201e931be67af14830e",
+        sha1: "dc819ec693dd7137ba5afbbf72d43e1a61298760",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen within the last `window` (design b).",
@@ -4410,7 +4410,7 @@ pub mod online_friends {
     #[doc = " `now - window` exactly is online (the book's online-users query counts it, its"]
     #[doc = " online-friends query does not; here both count it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `bbb32573d587337c1194a201e931be67af14830e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `dc819ec693dd7137ba5afbbf72d43e1a61298760`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -4440,7 +4440,7 @@ pub mod online_friends {
     pub static SEEN_VISIT: crate::Script = crate::Script {
         name: "online_friends/seen_visit",
         path: "scripts/online_friends/seen_visit.lua",
-        sha1: "66fd8cd6a895e7855e2b8879f5d525520a4aaaf7",
+        sha1: "4c61035140894de4ec08096ddba892c746fdda6f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_visit.lua")),
         flags: &[],
         summary: "Records that `user` was seen at `now` (design b), and forgets up to 100 users not seen for `keep`.",
@@ -4474,7 +4474,7 @@ pub mod online_friends {
     #[doc = " it; here each visit deletes up to 100 users not seen for `keep`, so the set holds"]
     #[doc = " about the users of the last `keep`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `66fd8cd6a895e7855e2b8879f5d525520a4aaaf7`)."]
+    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `4c61035140894de4ec08096ddba892c746fdda6f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `seen` (a zset, named `{<ns>}:last.seen`): user -> when it was last seen (ms): the book's `last.seen`"]
@@ -6639,7 +6639,7 @@ pub mod row_cache {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "row_cache/schedule",
         path: "scripts/row_cache/schedule.lua",
-        sha1: "e5fb45303162848e85e5127be671709ede16f5cc",
+        sha1: "4633e687e5848b868163ffaefcfce420487a3344",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/schedule.lua")),
         flags: &[],
         summary: "Schedules a row to be cached now and again every `delay`, or, with a delay of 0, stops caching it at once.",
@@ -6674,7 +6674,7 @@ pub mod row_cache {
     #[doc = " deletes its cached copy in the same step; the book instead leaves a delay of 0 for a"]
     #[doc = " worker to find, and its workers crash on a row with no delay at all."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `e5fb45303162848e85e5127be671709ede16f5cc`)."]
+    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `4633e687e5848b868163ffaefcfce420487a3344`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -7684,7 +7684,7 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "e1ce42b83779101e5b1f4c187251bb850cf2b096",
+        sha1: "8e4cff694bfe885df84a82f9c458e8462473ab51",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
@@ -7720,7 +7720,7 @@ pub mod semaphore {
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `e1ce42b83779101e5b1f4c187251bb850cf2b096`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `8e4cff694bfe885df84a82f9c458e8462473ab51`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -8867,7 +8867,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "9f593ca7b5979e3f7f6f6861bd761d5e5d9c5b63",
+        sha1: "0468332173137d154fcd13ebb5fc333d80b4ba62",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -8908,7 +8908,7 @@ pub mod stats {
     #[doc = " A writer whose `now` is in an earlier hour counts into the current hour, as the"]
     #[doc = " book's does: hours only move forward."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `9f593ca7b5979e3f7f6f6861bd761d5e5d9c5b63`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `0468332173137d154fcd13ebb5fc333d80b4ba62`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -9220,7 +9220,7 @@ pub mod time_series {
     pub static CLEAN: crate::Script = crate::Script {
         name: "time_series/clean",
         path: "scripts/time_series/clean.lua",
-        sha1: "f8dd28ee7d1aea0017127dfa62c051858b5b4574",
+        sha1: "b8cfb92933c80187fc51ec6403a6af9dc6bea98d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/clean.lua")),
         flags: &[],
         summary: "Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none.",
@@ -9264,7 +9264,7 @@ pub mod time_series {
     #[doc = " and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in"]
     #[doc = " one step: an update between two calls puts both back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `f8dd28ee7d1aea0017127dfa62c051858b5b4574`)."]
+    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `b8cfb92933c80187fc51ec6403a6af9dc6bea98d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -9301,7 +9301,7 @@ pub mod time_series {
     pub static UPDATE: crate::Script = crate::Script {
         name: "time_series/update",
         path: "scripts/time_series/update.lua",
-        sha1: "ae79b25c4f2c10fa49c99d70c5a01c302c2d11c4",
+        sha1: "e82bf4e835ff595f793eba1b9d8f1aa95b726696",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/update.lua")),
         flags: &[],
         summary: "Counts `count` events at time `now` in a counter, at every precision at once.",
@@ -9344,7 +9344,7 @@ pub mod time_series {
     #[doc = " write (a HINCRBY error would stop the book's transaction half done)."]
     #[doc = " Time is the caller's (`now`, ms), so tests and backfills count exactly."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `ae79b25c4f2c10fa49c99d70c5a01c302c2d11c4`)."]
+    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `e82bf4e835ff595f793eba1b9d8f1aa95b726696`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -9463,7 +9463,7 @@ pub mod timeline {
     pub static DELETE_RANGE: crate::Script = crate::Script {
         name: "timeline/delete_range",
         path: "scripts/timeline/delete_range.lua",
-        sha1: "93ae531b20a5214ac3064a8d1f14b44a82af7d4f",
+        sha1: "53344bf77b0fa7936dd2af6f5c0ceccd56fea3dc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/delete_range.lua")),
         flags: &[],
         summary: "Deletes the entries of a timeline between two times, a bounded batch at a time.",
@@ -9496,7 +9496,7 @@ pub mod timeline {
     #[doc = " with the entries in the range. Here one call deletes at most `limit` of them, oldest"]
     #[doc = " first, and says whether more remain; call again until none do."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `93ae531b20a5214ac3064a8d1f14b44a82af7d4f`)."]
+    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `53344bf77b0fa7936dd2af6f5c0ceccd56fea3dc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -10037,7 +10037,7 @@ pub mod vote {
     pub static POST: crate::Script = crate::Script {
         name: "vote/post",
         path: "scripts/vote/post.lua",
-        sha1: "d569221fa647225f33f37330043ecfa49b7567cb",
+        sha1: "5e1a8c86b50e0b5c867e1262fcde045fbd945cf9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/post.lua")),
         flags: &[],
         summary: "Sets when a subject was posted, which its \"hot\" rank depends on, and ranks it.",
@@ -10072,7 +10072,7 @@ pub mod vote {
     #[doc = " (cast.lua); posting it first puts it in both rankings before any vote, at the time it"]
     #[doc = " was really posted. Posting again moves the time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `d569221fa647225f33f37330043ecfa49b7567cb`)."]
+    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `5e1a8c86b50e0b5c867e1262fcde045fbd945cf9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -10247,7 +10247,7 @@ pub mod web_session {
     pub static CLEAN: crate::Script = crate::Script {
         name: "web_session/clean",
         path: "scripts/web_session/clean.lua",
-        sha1: "ab86cfba471476fd0b0366184cac80aa179b0ceb",
+        sha1: "4ad49aeb86ce52a15e64110d20198546fc4c12e5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/clean.lua")),
         flags: &[],
         summary: "Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read.",
@@ -10288,7 +10288,7 @@ pub mod web_session {
     #[doc = " as soon as only `limit` sessions remain, so several cleaners never end too many. Each"]
     #[doc = " token's two keys are passed, in the order of `entries`, with or without `carts`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `ab86cfba471476fd0b0366184cac80aa179b0ceb`)."]
+    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `4ad49aeb86ce52a15e64110d20198546fc4c12e5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -10685,7 +10685,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "3cc88f25a7a51d74578c28adaf934fe44bcf42e2",
+        sha1: "b2aa9a98356855741e48611c894ba08765f90805",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10736,7 +10736,7 @@ pub mod work_queue {
     #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
     #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `3cc88f25a7a51d74578c28adaf934fe44bcf42e2`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `b2aa9a98356855741e48611c894ba08765f90805`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10778,7 +10778,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "fb2e3e6acbabfd3338c565f0114f4acc9513e35b",
+        sha1: "d537f8dfadf859d76b5b3e59133718ce71ededca",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10850,7 +10850,7 @@ pub mod work_queue {
     #[doc = " (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random"]
     #[doc = " point from half of that to all of it). 0 and 'worker' keep the caller's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `fb2e3e6acbabfd3338c565f0114f4acc9513e35b`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `d537f8dfadf859d76b5b3e59133718ce71ededca`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10899,7 +10899,7 @@ pub mod work_queue {
     pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
         name: "work_queue/add_deduplicated",
         path: "scripts/work_queue/add_deduplicated.lua",
-        sha1: "409f15c11162d7516d3ec8162d5bb7c356623024",
+        sha1: "7c9bdd4aaea325e9c285500ad8e81061da50a587",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
         flags: &[],
         summary: "Adds a job unless one was added under the same deduplication id within its window.",
@@ -10974,7 +10974,7 @@ pub mod work_queue {
     #[doc = " `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them"]
     #[doc = " need no window: `add.lua` refuses an id while its job is in the queue."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `409f15c11162d7516d3ec8162d5bb7c356623024`)."]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `7c9bdd4aaea325e9c285500ad8e81061da50a587`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11032,7 +11032,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "618d972364461fe43d10ce99d3c00783147b9780",
+        sha1: "ab22ed9eeb068b036ffe51f47ce45c51403c89ec",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -11085,7 +11085,7 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `618d972364461fe43d10ce99d3c00783147b9780`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `ab22ed9eeb068b036ffe51f47ce45c51403c89ec`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11122,7 +11122,7 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "b3b9df3737494ff9692c600fd75b9177a75097d1",
+        sha1: "9580edddd7fbde92d1c13bf4870b937caef85a21",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
@@ -11159,7 +11159,7 @@ pub mod work_queue {
     #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `b3b9df3737494ff9692c600fd75b9177a75097d1`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `9580edddd7fbde92d1c13bf4870b937caef85a21`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11192,7 +11192,7 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "be90fad0f3031dc2ff025a5c8772c75ecf7d6e3a",
+        sha1: "1e55558741707eccb029181d796ae70d44fa963f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Changes the queue's settings that it is given, and keeps the others.",
@@ -11281,7 +11281,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `be90fad0f3031dc2ff025a5c8772c75ecf7d6e3a`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `1e55558741707eccb029181d796ae70d44fa963f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11393,7 +11393,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "9f899a74d9d3f76272d8360479592a30f3cc6333",
+        sha1: "66e7f7af2f41c7a980bc027427afaaab44da0a39",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11443,7 +11443,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `9f899a74d9d3f76272d8360479592a30f3cc6333`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `66e7f7af2f41c7a980bc027427afaaab44da0a39`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11556,7 +11556,7 @@ pub mod work_queue {
     pub static EVENTS: crate::Script = crate::Script {
         name: "work_queue/events",
         path: "scripts/work_queue/events.lua",
-        sha1: "8254f9ffa622668270a01bfd0a39e73f95726f3a",
+        sha1: "6a6fe352e8598d8aeae3fb8c51c1286825c7697d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/events.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's events after `after`: what happened to each job, oldest first.",
@@ -11596,7 +11596,7 @@ pub mod work_queue {
     #[doc = " events \\<newest>`), then reads again. `count` 0 reads only the newest id, to follow"]
     #[doc = " from now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `8254f9ffa622668270a01bfd0a39e73f95726f3a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `6a6fe352e8598d8aeae3fb8c51c1286825c7697d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
@@ -11694,7 +11694,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "abc26756c75a50f31ef8d7ee7b1360b73923987f",
+        sha1: "47f95b3e2534ac0de2f1c17729a2646cc2773795",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11754,7 +11754,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `abc26756c75a50f31ef8d7ee7b1360b73923987f`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `47f95b3e2534ac0de2f1c17729a2646cc2773795`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11862,7 +11862,7 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "4165c4c36d6e3d6c5afd1a745023a40cb754206d",
+        sha1: "f1b0cacaea41766add55acec48df94d71b36cf96",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
@@ -11903,7 +11903,7 @@ pub mod work_queue {
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `4165c4c36d6e3d6c5afd1a745023a40cb754206d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `f1b0cacaea41766add55acec48df94d71b36cf96`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11932,6 +11932,144 @@ pub mod work_queue {
     #[doc = " Complexity: O(log N + M), N = the jobs in the state, M = `count`."]
     pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
         crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).arg(state).arg(offset).arg(count).finish()
+    }
+
+    #[doc = " `work_queue/log`: Keeps a log line with a running job: `logs.lua` reads them, until the job ends."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`log()`]."]
+    pub static LOG: crate::Script = crate::Script {
+        name: "work_queue/log",
+        path: "scripts/work_queue/log.lua",
+        sha1: "656f966c9db2017a086abc9b4ab3368528224421",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/log.lua")),
+        flags: &[],
+        summary: "Keeps a log line with a running job: `logs.lua` reads them, until the job ends.",
+        description: "Beyond the books (BullMQ's `job.log`). Only the holder of the job's current lease can\nwrite (see `ack.lua`). The lines are kept with the job in `jobs` (l:<id>, a\nMessagePack array of the lines, oldest first) and go with it when it ends or is\nremoved; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines\nare dropped, and a line is at most 4 KiB), whichever delivery wrote them.",
+        keys: &[
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the lease token `take.lua` returned with the job", template: None },
+            crate::Param { name: "line", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(4096) }, doc: "the line", template: None },
+            crate::Param { name: "keep", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lines the job keeps (BullMQ's `keepLogs`); older ones are dropped", template: None },
+        ],
+        returns: crate::Returns { ty: "int", doc: "how many lines the job keeps now" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 4 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_LINE", doc: "not from 1 to 4096 bytes long, or longer than 4096 bytes" },
+            crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds log lines for the job that these scripts did not write; nothing written" },
+        ],
+        clock: None,
+        complexity: "O(L), L = the job's lines (at most 64 KiB of them)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Keeps a log line with a running job: `logs.lua` reads them, until the job ends."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's `job.log`). Only the holder of the job's current lease can"]
+    #[doc = " write (see `ack.lua`). The lines are kept with the job in `jobs` (l:\\<id>, a"]
+    #[doc = " MessagePack array of the lines, oldest first) and go with it when it ends or is"]
+    #[doc = " removed; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines"]
+    #[doc = " are dropped, and a line is at most 4 KiB), whichever delivery wrote them."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/log.lua` (`work_queue/log`, SHA1 `656f966c9db2017a086abc9b4ab3368528224421`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id"]
+    #[doc = " - `token` (`string`, not empty): the lease token `take.lua` returned with the job"]
+    #[doc = " - `line` (`bytes`, 1 to 4096 bytes): the line"]
+    #[doc = " - `keep` (`uint`, from 1 to 1000): the most lines the job keeps (BullMQ's `keepLogs`); older ones are dropped"]
+    #[doc = ""]
+    #[doc = " Returns (`int`): how many lines the job keeps now"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 4 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_LINE`: not from 1 to 4096 bytes long, or longer than 4096 bytes"]
+    #[doc = " - `BAD_KEEP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds log lines for the job that these scripts did not write; nothing written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(L), L = the job's lines (at most 64 KiB of them)."]
+    pub fn log(jobs: &str, id: &str, token: &str, line: &[u8], keep: u64) -> crate::Op<i64> {
+        crate::ScriptCall::new(&LOG).key(jobs).arg(id).arg(token).arg(line).arg(keep).finish()
+    }
+
+    #[doc = " `work_queue/logs`: Reads the log lines a job keeps (`log.lua`), oldest first."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`logs()`]."]
+    pub static LOGS: crate::Script = crate::Script {
+        name: "work_queue/logs",
+        path: "scripts/work_queue/logs.lua",
+        sha1: "b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/logs.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads the log lines a job keeps (`log.lua`), oldest first.",
+        description: "Beyond the books (BullMQ's `getJobLogs`). A page of at most `count` lines from\n`offset`, and how many the job keeps; no lines when there is no such job, or it kept\nnone.",
+        keys: &[
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
+            crate::Param { name: "offset", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 999 }, doc: "the first line to read, 0 for the oldest", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lines to read", template: None },
+        ],
+        returns: crate::Returns { ty: "(int, [bytes])", doc: "how many lines the job keeps, and the page" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_OFFSET", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds log lines for the job that these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(L), L = the job's lines (at most 64 KiB of them)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads the log lines a job keeps (`log.lua`), oldest first."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's `getJobLogs`). A page of at most `count` lines from"]
+    #[doc = " `offset`, and how many the job keeps; no lines when there is no such job, or it kept"]
+    #[doc = " none."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/logs.lua` (`work_queue/logs`, SHA1 `b80da5e8b4e5102907362ba3f5fdd84f790e8f71`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id"]
+    #[doc = " - `offset` (`uint`, from 0 to 999): the first line to read, 0 for the oldest"]
+    #[doc = " - `count` (`uint`, from 1 to 1000): the most lines to read"]
+    #[doc = ""]
+    #[doc = " Returns (`(int, [bytes])`): how many lines the job keeps, and the page"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 3 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_OFFSET`: not an integer within its range"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds log lines for the job that these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(L), L = the job's lines (at most 64 KiB of them)."]
+    pub fn logs(jobs: &str, id: &str, offset: u64, count: u64) -> crate::Op<(i64, Vec<Vec<u8>>,)> {
+        crate::ScriptCall::new(&LOGS).key(jobs).arg(id).arg(offset).arg(count).finish()
     }
 
     #[doc = " `work_queue/metrics`: Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job."]
@@ -12021,7 +12159,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "af0696b7c15ad495ab7a2f0e013f55cf1aca8f14",
+        sha1: "56ee5534e51ed79fd2eec45dfb926352b405f071",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -12080,7 +12218,7 @@ pub mod work_queue {
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `af0696b7c15ad495ab7a2f0e013f55cf1aca8f14`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `56ee5534e51ed79fd2eec45dfb926352b405f071`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12381,7 +12519,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "4200662f2dee537b7feb7049c10f9ab023d7c6a9",
+        sha1: "838886a39bf3cb2afb262099e18de5fc03a0207a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -12414,7 +12552,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `4200662f2dee537b7feb7049c10f9ab023d7c6a9`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `838886a39bf3cb2afb262099e18de5fc03a0207a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12803,7 +12941,7 @@ pub mod work_queue {
     pub static SCHEDULES: crate::Script = crate::Script {
         name: "work_queue/schedules",
         path: "scripts/work_queue/schedules.lua",
-        sha1: "47a83b157b7b609bc091d638fe435d011435347a",
+        sha1: "e5ea8a34ec38d86b666d4dc7102092261597493c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedules.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of a queue's schedules, by next run time.",
@@ -12837,7 +12975,7 @@ pub mod work_queue {
     #[doc = " pages read one after another may skip or repeat a schedule that fired in between (its"]
     #[doc = " next run time moved)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `47a83b157b7b609bc091d638fe435d011435347a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `e5ea8a34ec38d86b666d4dc7102092261597493c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -12868,7 +13006,7 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "8597b0d1cfaec18e381f314f5b2406cb61e59845",
+        sha1: "c8f28f91437222793b228ebf6235b5c363b87be3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
@@ -12906,7 +13044,7 @@ pub mod work_queue {
     #[doc = " already). A leased, dead or blocked job (a flow's parent waiting for its children) is"]
     #[doc = " left alone: its state says why."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `8597b0d1cfaec18e381f314f5b2406cb61e59845`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `c8f28f91437222793b228ebf6235b5c363b87be3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12939,7 +13077,7 @@ pub mod work_queue {
     pub static SET_PRIORITY: crate::Script = crate::Script {
         name: "work_queue/set_priority",
         path: "scripts/work_queue/set_priority.lua",
-        sha1: "64de6f584b3d9c34805ef49f5c9f8016601f7d3c",
+        sha1: "4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_priority.lua")),
         flags: &[],
         summary: "Changes a job's priority; a waiting or parked job moves to its new place at once.",
@@ -12974,7 +13112,7 @@ pub mod work_queue {
     #[doc = " delayed, leased or dead job keeps its place and waits at the new priority when it next"]
     #[doc = " waits."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `64de6f584b3d9c34805ef49f5c9f8016601f7d3c`)."]
+    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13005,7 +13143,7 @@ pub mod work_queue {
     pub static SET_SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/set_schedule",
         path: "scripts/work_queue/set_schedule.lua",
-        sha1: "f5904d2a5ffbac56a163442ae9d724f46ca21942",
+        sha1: "4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_schedule.lua")),
         flags: &[],
         summary: "Creates or changes a schedule: a job template added to the queue at every run time.",
@@ -13069,7 +13207,7 @@ pub mod work_queue {
     #[doc = " (which then lives a minute), waking the schedulers that sleep until their next run"]
     #[doc = " (see due.lua), so that a new or earlier run is fired on time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `f5904d2a5ffbac56a163442ae9d724f46ca21942`)."]
+    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `4330c1593c8a7fca71ac7d4e9194b5c496bc5737`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -13168,7 +13306,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "a154c574682d97e46d5bbf3c19f9f049cc1a49af",
+        sha1: "9ac3b1b5213e3a5636d75f72aea04116ee82d59b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13287,7 +13425,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `a154c574682d97e46d5bbf3c19f9f049cc1a49af`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `9ac3b1b5213e3a5636d75f72aea04116ee82d59b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13483,6 +13621,8 @@ pub static ALL: &[&crate::Script] = &[
     &work_queue::FIRE,
     &work_queue::JOB,
     &work_queue::LIST,
+    &work_queue::LOG,
+    &work_queue::LOGS,
     &work_queue::METRICS,
     &work_queue::NACK,
     &work_queue::PAUSE,

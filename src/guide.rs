@@ -1,6 +1,9 @@
 //! Reference pages: what the README sums up, in full (`docs/*.md` in the repository, with
 //! their links made intra-doc links: see build.rs).
 //!
+//! - [`from_bullmq`]: moving a BullMQ app to [`work_queue`](crate::work_queue): every
+//!   option and method of BullMQ's queue, worker, job, events, flows and schedulers with
+//!   its equivalent here, what differs in meaning, and the same app both ways.
 //! - [`script_header`]: the grammar of a script's header (every tag, type, constraint and
 //!   key template), the shared helpers, and what the generator checks.
 //! - [`servers`]: the servers the crate is tested on, what differs between them, and where
@@ -8,6 +11,9 @@
 //! - [`which_lock`]: every coordination primitive (locks, read-write and fair locks,
 //!   semaphores, latches, barriers, Redlock, fenced writes), efficiency against
 //!   correctness, what a failover does to each, and the peers.
+
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/docs/from-bullmq.md"))]
+pub mod from_bullmq {}
 
 #[doc = include_str!(concat!(env!("OUT_DIR"), "/docs/script-header.md"))]
 pub mod script_header {}

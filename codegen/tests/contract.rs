@@ -1363,7 +1363,7 @@ fn a_variadic_ms_without_a_range_takes_up_to_2_pow_53_minus_1() {
     ));
     assert!(
         block.contains(
-            "  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))\n  \
+            "  local each = ARGV[i] == '0' and 0 or tonumber(string.match(ARGV[i], '^[1-9]%d*$'))\n  \
              if not each or each > 9007199254740991 then"
         ),
         "{block}"

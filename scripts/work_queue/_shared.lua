@@ -130,7 +130,32 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
+end
+
+-- The log lines job `job_id` keeps, `stored` as log.lua writes them in its l: field: a
+-- MessagePack array of strings, oldest first ({} for none); nil and a BAD_JOBS error reply
+-- for a value log.lua does not write. Reads nothing.
+local function log_lines(job_id, stored)
+  if not stored then
+    return {}
+  end
+  local ok, after, lines = pcall(cmsgpack.unpack_one, stored)
+  local fine = ok and after == -1 and type(lines) == 'table' and #lines <= 1000
+  if fine then
+    -- An array of strings: as many entries as its length (no map, no holes).
+    local entries = 0
+    for _, each in pairs(lines) do
+      entries = entries + 1
+      fine = fine and type(each) == 'string'
+    end
+    fine = fine and entries == #lines
+  end
+  if not fine then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the log lines ' .. shown(stored)
+      .. ', not what log.lua writes')
+  end
+  return lines
 end
 
 -- A job's own retry options, `stored` as add.lua writes them in its o: field:

@@ -58,7 +58,7 @@ local after = ARGV[1]
 if #after < 3 or #after > 33 then
   return redis.error_reply('BAD_AFTER must be from 3 to 33 bytes long, got ' .. #after .. ' bytes')
 end
-local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local count = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not count or count > 1000 then
   return redis.error_reply('BAD_COUNT must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
 end

@@ -341,7 +341,7 @@ local schedule = ARGV[1]
 if schedule == '' then
   return redis.error_reply('BAD_SCHEDULE must not be empty')
 end
-local run = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local run = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not run or run > 1000000000000000 then
   return redis.error_reply('BAD_RUN must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[2]))
 end
@@ -350,7 +350,7 @@ if not rev or rev > 1000000000000000 then
   return redis.error_reply('BAD_REV must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
 end
 for i = 4, #ARGV do
-  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))
+  local each = ARGV[i] == '0' and 0 or tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
   if not each or each > 1000000000000000 then
     return redis.error_reply(
         'BAD_TIMES ARGV[' .. i .. '] must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[i]))

@@ -64,7 +64,7 @@ local state = ARGV[1]
 if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 'dead' and state ~= 'parked' then
   return redis.error_reply('BAD_STATE must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
 end
-local offset = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local offset = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not offset or offset > 1000000000 then
   return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
 end

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use redis::ToRedisArgs;
 
-use super::{Job, State, WorkQueue, script};
+use super::{Job, State, WorkQueue, script, unsigned};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::machine::{self, Machine, Step};
@@ -35,6 +35,19 @@ use crate::runtime::wait::{self, Attempt, MAX_BLOCK, Wake};
 pub const MAX_PROGRESS_BYTES: usize = 4096;
 /// The most events one read answers ([`WorkQueue::events_after`]).
 pub const MAX_EVENTS_READ: u64 = 1000;
+/// The most log lines a job keeps ([`WorkQueue::log`]), and reads at once.
+pub const MAX_LOG_LINES: u64 = 1000;
+/// The longest log line ([`WorkQueue::log`]), in bytes.
+pub const MAX_LOG_LINE_BYTES: usize = 4096;
+
+/// A page of the log lines a job keeps ([`WorkQueue::logs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobLogs {
+    /// How many lines the job keeps.
+    pub kept: u64,
+    /// The page, oldest first.
+    pub lines: Vec<Vec<u8>>,
+}
 
 /// What happened to a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,6 +138,36 @@ impl WorkQueue {
             Ok(script::progress(
                 &k.jobs, &k.events, &job.id, &job.token, &progress,
             ))
+        })
+    }
+
+    /// Keeps a log line with `job`, which this worker holds (BullMQ's `job.log`): the job
+    /// keeps its newest [`MAX_LOG_LINES`] lines, at most 64 KiB of them, until it ends
+    /// ([`logs`](Self::logs) reads them). A line is 1 to [`MAX_LOG_LINE_BYTES`] bytes.
+    /// Answers how many lines the job keeps. Fails with [`LEASE_LOST`](super::LEASE_LOST)
+    /// when the job is no longer held under its token. One script (`work_queue/log`).
+    pub fn log<V: ToRedisArgs>(&self, job: &Job, line: V) -> Op<u64> {
+        self.log_keeping(job, line, MAX_LOG_LINES)
+    }
+
+    /// [`log`](Self::log), keeping only the newest `keep` lines (1 to [`MAX_LOG_LINES`];
+    /// BullMQ's `keepLogs`).
+    pub fn log_keeping<V: ToRedisArgs>(&self, job: &Job, line: V, keep: u64) -> Op<u64> {
+        Op::try_build(|| {
+            let line = input::value("line", &line)?;
+            Ok(script::log(&self.keys.jobs, &job.id, &job.token, &line, keep).map(unsigned))
+        })
+    }
+
+    /// Up to `count` (1 to [`MAX_LOG_LINES`]) of the log lines job `id` keeps, from the
+    /// `offset`-th (0 for the oldest), and how many it keeps; none when there is no such
+    /// job. One read-only script (`work_queue/logs`).
+    pub fn logs(&self, id: &str, offset: u64, count: u64) -> Op<JobLogs> {
+        script::logs(&self.keys.jobs, id, offset, count).map(|(kept, lines)| {
+            Ok(JobLogs {
+                kept: unsigned(kept)?,
+                lines,
+            })
         })
     }
 

@@ -376,7 +376,10 @@
 //! # Failures and the dead-letter queue
 //!
 //! A failed delivery is retried after the [`Backoff`] until its last delivery, then goes
-//! to `{name}:dead` with its error. A job that can never succeed (a malformed payload)
+//! to `{name}:dead` with its error. A job can carry its own
+//! [`attempts`](JobOptions::attempts) and [`backoff`](JobOptions::backoff) (BullMQ's job
+//! options): they replace the queue's or worker's for that job, in `nack` and when its
+//! lease runs out, so every worker in every language retries it the same way. A job that can never succeed (a malformed payload)
 //! fails for good at once: [`fail`](WorkQueue::fail), or [`JobError::unrecoverable`] from
 //! a handler (BullMQ's `UnrecoverableError`). The dead-letter set is capped by count and
 //! by age (10,000 jobs and 180 days unless [configured](Settings::dead_letters), Sidekiq's
@@ -446,6 +449,11 @@
 //! - **Progress**: the holder of a job may report its progress (at most
 //!   [`MAX_PROGRESS_BYTES`]); [`job`](WorkQueue::job) shows the last report and the
 //!   events carry each.
+//! - **Logs**: the holder of a job may keep log lines with it ([`log`](WorkQueue::log),
+//!   BullMQ's `job.log`): the job keeps its newest [`MAX_LOG_LINES`] lines, at most 64 KiB
+//!   of them, whichever delivery wrote them, and they go with it when it ends;
+//!   [`logs`](WorkQueue::logs) and the `redis-patterns queue <name> job <id>` command read
+//!   them.
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
@@ -502,7 +510,13 @@
 //!   visibility timeout makes the transport restore and deliver it a second time
 //!   (kombu#337). Here a delayed job sits in `delayed`, holding no lease, until it is due.
 //! - All three leave deduplication to plug-ins or to the caller; here an id is never
-//!   queued twice, and `add` says where the job already is.
+//!   queued twice, and `add` says where the job already is; a deduplication window
+//!   ([`add_deduplicated`](WorkQueue::add_deduplicated)) throttles or debounces adds for a
+//!   while, as BullMQ's `deduplication` does.
+//!
+//! A BullMQ app moving here finds every BullMQ option and method with its equivalent, and
+//! what differs in meaning (priority runs the other way), in the
+//! [BullMQ guide](crate::guide::from_bullmq).
 
 use std::time::Duration;
 
@@ -518,7 +532,8 @@ mod flow;
 mod operate;
 pub use dedup::{Deduplicated, Deduplication, MAX_WINDOW};
 pub use events::{
-    Event, EventKind, EventPage, Events, JobEnd, MAX_EVENTS_READ, MAX_PROGRESS_BYTES,
+    Event, EventKind, EventPage, Events, JobEnd, JobLogs, MAX_EVENTS_READ, MAX_LOG_LINE_BYTES,
+    MAX_LOG_LINES, MAX_PROGRESS_BYTES,
 };
 pub use flow::{Child, MAX_CHILDREN, OnChildFailure};
 pub use operate::{

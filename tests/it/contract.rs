@@ -370,6 +370,7 @@ pub(crate) fn prepare(
         | "work_queue/extend"
         | "work_queue/nack"
         | "work_queue/progress"
+        | "work_queue/log"
         | "work_queue/rate_limit_group" => args[1] = "1".into(),
         // From the oldest event kept.
         "work_queue/events" => args[0] = "0-0".into(),
@@ -436,6 +437,7 @@ pub(crate) fn prepare(
         | "work_queue/nack"
         | "work_queue/take"
         | "work_queue/progress"
+        | "work_queue/log"
         | "work_queue/rate_limit_group" => {
             harness::cmd(
                 con,
@@ -454,7 +456,7 @@ pub(crate) fn prepare(
                     "p",
                 ],
             );
-            if name != "work_queue/progress" {
+            if !["work_queue/progress", "work_queue/log"].contains(&name) {
                 harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
             }
             if name == "work_queue/rate_limit_group" {

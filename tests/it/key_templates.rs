@@ -757,6 +757,8 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.take(1), &n, &[]);
     c.check(queue.ack(&job), &n, &[]);
     c.check(queue.extend(&job), &n, &[]);
+    c.check(queue.log(&job, "line"), &n, &[]);
+    c.check(queue.logs("1", 0, 10), &n, &[]);
     c.check(queue.nack(&job, "r"), &n, &[]);
     c.check(queue.requeue("1"), &n, &[]);
     c.check(queue.remove("1"), &n, &[]);

@@ -56,6 +56,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .map_err(Clone::clone);
     t.step("queue.take(10)", shown).unwrap();
     let jobs = jobs.unwrap();
+    let _ = step!(t, con, queue.log(&jobs[0], "sending"));
+    let _ = step!(t, con, queue.logs("last", 0, 10));
     for job in &jobs {
         let nacked = queue.nack(job, "boom").in_mode().run(con).map(|n| match n {
             Nacked::Retry {
@@ -678,4 +680,90 @@ fn bad_deduplication_is_refused_and_writes_nothing() {
         "{wrong_type:?}"
     );
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// A job's log lines: kept oldest first, the newest `keep` of them and at most 64 KiB,
+/// written only under the job's lease, read in pages, and gone with the job.
+#[test]
+fn a_job_keeps_its_log_lines_until_it_ends() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("logs").unwrap();
+    queue.add("a", "x").run(&mut con).unwrap();
+    let job = take_one(&mut con, &queue);
+    for n in 1..=5 {
+        let kept = queue.log(&job, format!("line {n}")).run(&mut con).unwrap();
+        assert_eq!(kept, n);
+    }
+    let page = queue.logs("a", 1, 2).run(&mut con).unwrap();
+    assert_eq!(page.kept, 5);
+    assert_eq!(page.lines, [b"line 2".to_vec(), b"line 3".to_vec()]);
+    // Keeping 3: the two oldest go.
+    assert_eq!(
+        queue.log_keeping(&job, "line 6", 3).run(&mut con).unwrap(),
+        3
+    );
+    let all = queue.logs("a", 0, 1000).run(&mut con).unwrap();
+    assert_eq!(
+        all.lines,
+        [b"line 4".to_vec(), b"line 5".to_vec(), b"line 6".to_vec()]
+    );
+    // At most 64 KiB: 4 KiB lines, 16 of them.
+    for _ in 0..20 {
+        queue.log(&job, vec![b'l'; 4096]).run(&mut con).unwrap();
+    }
+    let big = queue.logs("a", 0, 1000).run(&mut con).unwrap();
+    assert_eq!(big.kept, 16);
+    assert!(big.lines.iter().all(|line| line.len() == 4096));
+
+    // Only under the lease.
+    let stale = Job {
+        token: format!("{}x", job.token),
+        ..job.clone()
+    };
+    assert_code(queue.log(&stale, "no").run(&mut con), "LEASE_LOST");
+    assert_invalid(queue.log(&job, vec![b'l'; 4097]).run(&mut con), "line");
+    assert_invalid(queue.log(&job, "").run(&mut con), "line");
+
+    // Gone with the job.
+    queue.ack(&job).run(&mut con).unwrap();
+    let after = queue.logs("a", 0, 10).run(&mut con).unwrap();
+    assert_eq!((after.kept, after.lines.len()), (0, 0));
+    let left: bool = redis::cmd("HEXISTS")
+        .arg("{logs}:jobs")
+        .arg("l:a")
+        .query(&mut con)
+        .unwrap();
+    assert!(!left);
+}
+
+/// Log lines that these scripts did not write are refused by `log` and `logs`, with
+/// nothing written.
+#[test]
+fn foreign_log_lines_are_refused() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("bad-logs").unwrap();
+    queue.add("a", "x").run(&mut con).unwrap();
+    let job = take_one(&mut con, &queue);
+    // Not MessagePack; a map; an array of a number; an array with a nil; two objects.
+    let foreign: [&[u8]; 5] = [
+        b"text",
+        b"\x81\xa1a\xa1b",
+        b"\x91\x01",
+        b"\x92\xc0\xa1a",
+        b"\x90\x90",
+    ];
+    for foreign in foreign {
+        redis::cmd("HSET")
+            .arg("{bad-logs}:jobs")
+            .arg("l:a")
+            .arg(foreign)
+            .exec(&mut con)
+            .unwrap();
+        let held = harness::dump(&mut con);
+        assert_code(queue.log(&job, "line").run(&mut con), "BAD_JOBS");
+        assert_code(queue.logs("a", 0, 10).run(&mut con), "BAD_JOBS");
+        assert_eq!(harness::dump(&mut con), held, "{foreign:?}");
+    }
 }

@@ -632,6 +632,10 @@ def test_work_queue(run: Runner) -> None:
     (r1, token_r1, *_), = run(queue.take(1, hex_token(4), []))
     assert r1 == "r1"
     assert run(queue.nack(r1, token_r1, 0, b"once is enough"))[0] == "dead"
+    assert run(queue.add("l1", b"x", 0, 0, "")) == (True, "waiting")
+    (l1, token_l1, *_), = run(queue.take(1, hex_token(5), []))
+    assert [run(queue.log(l1, token_l1, line, 2)) for line in (b"one", b"two", b"three")] == [1, 2, 2]
+    assert run(queue.logs(l1, 0, 10)) == (2, [b"two", b"three"])
     with pytest.raises(rp.ScriptError) as running:
         run(queue.delete_queue(100, True))
     assert running.value.code == "NOT_PAUSED"

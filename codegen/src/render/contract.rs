@@ -358,12 +358,13 @@ fn integer_read(raw: &str, value: &str, min: i64, max: i64) -> (String, Vec<Stri
     }
     let (expr, least) = match min {
         1.. => (format!("tonumber(string.match({raw}, '^[1-9]%d*$'))"), 1),
+        // `0`, the commonest value of these, by one compare rather than two patterns.
         0 => (
-            format!("tonumber(string.match({raw}, '^[1-9]%d*$') or string.match({raw}, '^0$'))"),
+            format!("{raw} == '0' and 0 or tonumber(string.match({raw}, '^[1-9]%d*$'))"),
             0,
         ),
         _ => (
-            format!("tonumber(string.match({raw}, '^%-?[1-9]%d*$') or string.match({raw}, '^0$'))"),
+            format!("{raw} == '0' and 0 or tonumber(string.match({raw}, '^%-?[1-9]%d*$'))"),
             i64::MIN,
         ),
     };

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use redis_patterns::Batch;
-use redis_patterns::work_queue::{MAX_BULK, Removed, State, WorkQueue};
+use redis_patterns::work_queue::{MAX_BULK, MAX_LOG_LINES, Removed, State, WorkQueue};
 use serde_json::{Value as Json, json};
 
 use crate::shared::{Failure, connect};
@@ -16,8 +16,8 @@ mod queues;
 use args::{Action, MARK};
 pub use args::{QueueArgs, QueuesArgs, name_first};
 use output::{
-    counts_json, job_json, list_row, metrics_json, print_counts, print_job, print_json,
-    print_metrics, print_settings, print_table, settings_json, yes_no,
+    counts_json, job_json, list_row, logs_json, metrics_json, print_counts, print_job, print_json,
+    print_logs, print_metrics, print_settings, print_table, settings_json, yes_no,
 };
 pub use queues::list_queues;
 
@@ -128,8 +128,17 @@ fn act(
             }
         }
         Action::Job { id, json } => match queue.job(&id).run(con)? {
-            Some(job) if json => print_json(&job_json(&job, true)),
-            Some(job) => print_job(&job),
+            Some(job) => {
+                let logs = queue.logs(&id, 0, MAX_LOG_LINES).run(con)?;
+                if json {
+                    let mut out = job_json(&job, true);
+                    out["logs"] = logs_json(&logs);
+                    print_json(&out);
+                } else {
+                    print_job(&job);
+                    print_logs(&logs);
+                }
+            }
             None => return Err(no_job(&id, name)),
         },
         Action::Settings { json } => {

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use redis_patterns::work_queue::{Counts, JobInfo, Metrics, Settings};
+use redis_patterns::work_queue::{Counts, JobInfo, JobLogs, Metrics, Settings};
 use serde_json::{Value as Json, json};
 
 pub(super) fn yes_no(yes: bool) -> &'static str {
@@ -158,6 +158,27 @@ pub(super) fn print_job(job: &JobInfo) {
         println!("failed_children: {}", job.failed_children.join(", "));
     }
     println!("payload: {}", text_cell(&job.payload));
+}
+
+/// The log lines a job keeps, after its fields: one line each, as text.
+pub(super) fn print_logs(logs: &JobLogs) {
+    println!("logs: {}", logs.kept);
+    for line in &logs.lines {
+        println!("  {}", text_cell(line));
+    }
+}
+
+/// The log lines a job keeps as JSON: each line as `job_json` writes bytes.
+pub(super) fn logs_json(logs: &JobLogs) -> Json {
+    let lines: Vec<Json> = logs
+        .lines
+        .iter()
+        .map(|line| {
+            let (text, encoding) = bytes_json(line);
+            json!({"line": text, "encoding": encoding})
+        })
+        .collect();
+    json!(lines)
 }
 
 /// A job as JSON: each value of bytes as text (`"payload"`) when it is UTF-8, else

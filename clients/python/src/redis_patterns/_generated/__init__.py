@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_a74ba870bada"
+LIBRARY = "redis_patterns_v0_1_0_af50fbe4dfaf"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "4119470f03e586dff2881b72db24e9dd282936bf"
+MANIFEST_SHA1 = "d2f94c20fb745b2cf6561c1d2ebe33c657b12273"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
@@ -243,6 +243,8 @@ SCRIPTS: _t.Tuple[_rt.Script, ...] = (
     work_queue.FIRE,
     work_queue.JOB,
     work_queue.LIST,
+    work_queue.LOG,
+    work_queue.LOGS,
     work_queue.METRICS,
     work_queue.NACK,
     work_queue.PAUSE,

@@ -29,8 +29,8 @@ KEY_CITIES = _rt.Form("ip_city", "{<namespace>}:cityid2city", (_rt.Tag((_rt.Valu
 FIND = _rt.Script(
     "ip_city/find",
     path="scripts/ip_city/find.lua",
-    sha1="ba2d5671b3ead45ebb3cb44936cc15daf577645a",
-    function="rp_v0_1_0_a74ba870bada__ip_city__find",
+    sha1="42c45878eb9a0d3d46fd5c13ac88556fe4c2d49a",
+    function="rp_v0_1_0_af50fbe4dfaf__ip_city__find",
     read_only=True,
     keys=(2, 2),
     key_names=("blocks", "cities"),

@@ -34,8 +34,8 @@ KEY_COUNTS = _rt.Form("time_series", "{<namespace>}:count:<precision>:<name>", (
 CLEAN = _rt.Script(
     "time_series/clean",
     path="scripts/time_series/clean.lua",
-    sha1="f8dd28ee7d1aea0017127dfa62c051858b5b4574",
-    function="rp_v0_1_0_a74ba870bada__time_series__clean",
+    sha1="b8cfb92933c80187fc51ec6403a6af9dc6bea98d",
+    function="rp_v0_1_0_af50fbe4dfaf__time_series__clean",
     read_only=False,
     keys=(2, 2),
     key_names=("known", "hash"),
@@ -120,8 +120,8 @@ def clean(
 UPDATE = _rt.Script(
     "time_series/update",
     path="scripts/time_series/update.lua",
-    sha1="ae79b25c4f2c10fa49c99d70c5a01c302c2d11c4",
-    function="rp_v0_1_0_a74ba870bada__time_series__update",
+    sha1="e82bf4e835ff595f793eba1b9d8f1aa95b726696",
+    function="rp_v0_1_0_af50fbe4dfaf__time_series__update",
     read_only=False,
     keys=(2, 17),
     key_names=("known", "counts"),

@@ -43,6 +43,10 @@ __all__ = [
     "job",
     "LIST",
     "list",
+    "LOG",
+    "log",
+    "LOGS",
+    "logs",
     "METRICS",
     "metrics",
     "NACK",
@@ -141,8 +145,8 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="3cc88f25a7a51d74578c28adaf934fe44bcf42e2",
-    function="rp_v0_1_0_a74ba870bada__work_queue__ack",
+    sha1="b2aa9a98356855741e48611c894ba08765f90805",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__ack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"),
@@ -240,8 +244,8 @@ def ack(
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="fb2e3e6acbabfd3338c565f0114f4acc9513e35b",
-    function="rp_v0_1_0_a74ba870bada__work_queue__add",
+    sha1="d537f8dfadf859d76b5b3e59133718ce71ededca",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__add",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns"),
@@ -369,8 +373,8 @@ def add(
 ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
-    sha1="409f15c11162d7516d3ec8162d5bb7c356623024",
-    function="rp_v0_1_0_a74ba870bada__work_queue__add_deduplicated",
+    sha1="7c9bdd4aaea325e9c285500ad8e81061da50a587",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__add_deduplicated",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns", "window"),
@@ -512,8 +516,8 @@ def add_deduplicated(
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="618d972364461fe43d10ce99d3c00783147b9780",
-    function="rp_v0_1_0_a74ba870bada__work_queue__add_flow",
+    sha1="ab22ed9eeb068b036ffe51f47ce45c51403c89ec",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -610,8 +614,8 @@ def add_flow(
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
-    sha1="b3b9df3737494ff9692c600fd75b9177a75097d1",
-    function="rp_v0_1_0_a74ba870bada__work_queue__clean",
+    sha1="9580edddd7fbde92d1c13bf4870b937caef85a21",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__clean",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -685,8 +689,8 @@ def clean(
 CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
-    sha1="be90fad0f3031dc2ff025a5c8772c75ecf7d6e3a",
-    function="rp_v0_1_0_a74ba870bada__work_queue__configure",
+    sha1="1e55558741707eccb029181d796ae70d44fa963f",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -841,7 +845,7 @@ COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
     sha1="d4739663b83ee03296bf98d272b9cfa860f16f1d",
-    function="rp_v0_1_0_a74ba870bada__work_queue__counts",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__counts",
     read_only=True,
     keys=(5, 5),
     key_names=("waiting", "delayed", "leased", "dead", "parked"),
@@ -901,8 +905,8 @@ def counts(
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="9f899a74d9d3f76272d8360479592a30f3cc6333",
-    function="rp_v0_1_0_a74ba870bada__work_queue__delete_queue",
+    sha1="66e7f7af2f41c7a980bc027427afaaab44da0a39",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__delete_queue",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -1007,7 +1011,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_a74ba870bada__work_queue__due",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1080,8 +1084,8 @@ def due(
 EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
-    sha1="8254f9ffa622668270a01bfd0a39e73f95726f3a",
-    function="rp_v0_1_0_a74ba870bada__work_queue__events",
+    sha1="6a6fe352e8598d8aeae3fb8c51c1286825c7697d",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1156,7 +1160,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_a74ba870bada__work_queue__extend",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1218,8 +1222,8 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="abc26756c75a50f31ef8d7ee7b1360b73923987f",
-    function="rp_v0_1_0_a74ba870bada__work_queue__fire",
+    sha1="47f95b3e2534ac0de2f1c17729a2646cc2773795",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1331,7 +1335,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="d87c636427e142c9f970a8b4cfec7150376768ab",
-    function="rp_v0_1_0_a74ba870bada__work_queue__job",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__job",
     read_only=True,
     keys=(4, 4),
     key_names=("delayed", "leased", "dead", "jobs"),
@@ -1405,8 +1409,8 @@ def job(
 LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
-    sha1="4165c4c36d6e3d6c5afd1a745023a40cb754206d",
-    function="rp_v0_1_0_a74ba870bada__work_queue__list",
+    sha1="f1b0cacaea41766add55acec48df94d71b36cf96",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__list",
     read_only=True,
     keys=(6, 6),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs"),
@@ -1487,11 +1491,140 @@ def list(
     return LIST.call([waiting, delayed, leased, dead, parked, jobs], _args, _LIST_REPLY)
 
 
+LOG = _rt.Script(
+    "work_queue/log",
+    path="scripts/work_queue/log.lua",
+    sha1="656f966c9db2017a086abc9b4ab3368528224421",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__log",
+    read_only=False,
+    keys=(1, 1),
+    key_names=("jobs",),
+    args=(
+        _rt.Param("id", "string", "BAD_ID", non_empty=True),
+        _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
+        _rt.Param("line", "bytes", "BAD_LINE", length=(1, 4096)),
+        _rt.Param("keep", "uint", "BAD_KEEP", low=1, high=1000),
+    ),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_LINE", "BAD_KEEP", "BAD_KEYS", "LEASE_LOST", "BAD_JOBS"),
+)
+"""`work_queue/log`: Keeps a log line with a running job: `logs.lua` reads them, until the job ends.
+
+The script's contract; call it with `log()`.
+"""
+
+_LOG_REPLY = _rt.INT
+
+
+def log(jobs: str, id: str, token: str, line: _rt.Bytes, keep: int) -> _rt.Call[int]:
+    """Keeps a log line with a running job: `logs.lua` reads them, until the job ends.
+
+    Beyond the books (BullMQ's `job.log`). Only the holder of the job's current lease can
+    write (see `ack.lua`). The lines are kept with the job in `jobs` (l:<id>, a
+    MessagePack array of the lines, oldest first) and go with it when it ends or is
+    removed; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines
+    are dropped, and a line is at most 4 KiB), whichever delivery wrote them.
+
+    Runs `scripts/work_queue/log.lua` (`work_queue/log`).
+
+    Keys, in `KEYS` order (all in one cluster hash slot):
+        jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
+            group, t token, e error
+
+    Args:
+        id (`string`, not empty): the job's id
+        token (`string`, not empty): the lease token `take.lua` returned with the job
+        line (`bytes`, 1 to 4096 bytes): the line
+        keep (`uint`, from 1 to 1000): the most lines the job keeps (BullMQ's `keepLogs`); older
+            ones are dropped
+
+    Returns:
+        `int`: how many lines the job keeps now
+
+    Raises:
+        ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+            and raise InvalidInput with the same code before any I/O):
+            BAD_ARGS: not 1 key and 4 arguments
+            BAD_ID: empty
+            BAD_TOKEN: empty
+            BAD_LINE: not from 1 to 4096 bytes long, or longer than 4096 bytes
+            BAD_KEEP: not an integer within its range
+            BAD_KEYS: a key not named as its template says
+            LEASE_LOST: the job is not held under `token` (acked, handed to another worker, or gone)
+            BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write; nothing
+                written
+
+    Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+    """
+    _args = LOG.encode(id, token, line, keep)
+    return LOG.call([jobs], _args, _LOG_REPLY)
+
+
+LOGS = _rt.Script(
+    "work_queue/logs",
+    path="scripts/work_queue/logs.lua",
+    sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__logs",
+    read_only=True,
+    keys=(1, 1),
+    key_names=("jobs",),
+    args=(
+        _rt.Param("id", "string", "BAD_ID", non_empty=True),
+        _rt.Param("offset", "uint", "BAD_OFFSET", low=0, high=999),
+        _rt.Param("count", "uint", "BAD_COUNT", low=1, high=1000),
+    ),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_OFFSET", "BAD_COUNT", "BAD_KEYS", "BAD_JOBS"),
+)
+"""`work_queue/logs`: Reads the log lines a job keeps (`log.lua`), oldest first.
+
+The script's contract; call it with `logs()`.
+"""
+
+_LOGS_REPLY = _rt.tuple_of(_rt.INT, _rt.list_of(_rt.BYTES))
+
+
+def logs(jobs: str, id: str, offset: int, count: int) -> _rt.Call[_t.Tuple[int, _t.List[bytes]]]:
+    """Reads the log lines a job keeps (`log.lua`), oldest first.
+
+    Beyond the books (BullMQ's `getJobLogs`). A page of at most `count` lines from
+    `offset`, and how many the job keeps; no lines when there is no such job, or it kept
+    none.
+
+    Runs `scripts/work_queue/logs.lua` (`work_queue/logs`) with EVALSHA_RO (FCALL_RO): it writes
+    nothing.
+
+    Keys, in `KEYS` order (all in one cluster hash slot):
+        jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
+            group, t token, e error
+
+    Args:
+        id (`string`, not empty): the job's id
+        offset (`uint`, from 0 to 999): the first line to read, 0 for the oldest
+        count (`uint`, from 1 to 1000): the most lines to read
+
+    Returns:
+        `(int, [bytes])`: how many lines the job keeps, and the page
+
+    Raises:
+        ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+            and raise InvalidInput with the same code before any I/O):
+            BAD_ARGS: not 1 key and 3 arguments
+            BAD_ID: empty
+            BAD_OFFSET: not an integer within its range
+            BAD_COUNT: not an integer within its range
+            BAD_KEYS: a key not named as its template says
+            BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write
+
+    Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+    """
+    _args = LOGS.encode(id, offset, count)
+    return LOGS.call([jobs], _args, _LOGS_REPLY)
+
+
 METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
     sha1="47b181cd6d95ba16c41b25bfc8793f444090d742",
-    function="rp_v0_1_0_a74ba870bada__work_queue__metrics",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__metrics",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"),
@@ -1582,8 +1715,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="af0696b7c15ad495ab7a2f0e013f55cf1aca8f14",
-    function="rp_v0_1_0_a74ba870bada__work_queue__nack",
+    sha1="56ee5534e51ed79fd2eec45dfb926352b405f071",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1698,7 +1831,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_a74ba870bada__work_queue__pause",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1750,7 +1883,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_a74ba870bada__work_queue__paused",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1798,7 +1931,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
-    function="rp_v0_1_0_a74ba870bada__work_queue__progress",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -1869,7 +2002,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
-    function="rp_v0_1_0_a74ba870bada__work_queue__rate_limit_group",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -1956,8 +2089,8 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="4200662f2dee537b7feb7049c10f9ab023d7c6a9",
-    function="rp_v0_1_0_a74ba870bada__work_queue__remove",
+    sha1="838886a39bf3cb2afb262099e18de5fc03a0207a",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__remove",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -2027,7 +2160,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_a74ba870bada__work_queue__remove_schedule",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2080,7 +2213,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="e4307f54ed582cad6f3876240fe112e8b7e9f439",
-    function="rp_v0_1_0_a74ba870bada__work_queue__requeue",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2151,7 +2284,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_a74ba870bada__work_queue__result",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2208,7 +2341,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_a74ba870bada__work_queue__resume",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2260,7 +2393,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="b768394d1b924f2a47d7870600f0189c119cb087",
-    function="rp_v0_1_0_a74ba870bada__work_queue__retry_dead",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2330,7 +2463,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_a74ba870bada__work_queue__schedule",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2391,8 +2524,8 @@ def schedule(
 SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
-    sha1="47a83b157b7b609bc091d638fe435d011435347a",
-    function="rp_v0_1_0_a74ba870bada__work_queue__schedules",
+    sha1="e5ea8a34ec38d86b666d4dc7102092261597493c",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2458,8 +2591,8 @@ def schedules(
 SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
-    sha1="8597b0d1cfaec18e381f314f5b2406cb61e59845",
-    function="rp_v0_1_0_a74ba870bada__work_queue__set_delay",
+    sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2537,8 +2670,8 @@ def set_delay(
 SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
-    sha1="64de6f584b3d9c34805ef49f5c9f8016601f7d3c",
-    function="rp_v0_1_0_a74ba870bada__work_queue__set_priority",
+    sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2607,8 +2740,8 @@ def set_priority(
 SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
-    sha1="f5904d2a5ffbac56a163442ae9d724f46ca21942",
-    function="rp_v0_1_0_a74ba870bada__work_queue__set_schedule",
+    sha1="4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2730,7 +2863,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="392b1b6c8068c84916f5ec3e61116bac87ba8e39",
-    function="rp_v0_1_0_a74ba870bada__work_queue__settings",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2780,8 +2913,8 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="a154c574682d97e46d5bbf3c19f9f049cc1a49af",
-    function="rp_v0_1_0_a74ba870bada__work_queue__take",
+    sha1="9ac3b1b5213e3a5636d75f72aea04116ee82d59b",
+    function="rp_v0_1_0_af50fbe4dfaf__work_queue__take",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -4031,6 +4164,99 @@ class WorkQueue:
             ],
             _args,
             _LIST_REPLY,
+        )
+
+    def log(self, id: str, token: str, line: _rt.Bytes, keep: int) -> _rt.Call[int]:
+        """Keeps a log line with a running job: `logs.lua` reads them, until the job ends.
+
+        Beyond the books (BullMQ's `job.log`). Only the holder of the job's current lease can
+        write (see `ack.lua`). The lines are kept with the job in `jobs` (l:<id>, a
+        MessagePack array of the lines, oldest first) and go with it when it ends or is
+        removed; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines
+        are dropped, and a line is at most 4 KiB), whichever delivery wrote them.
+
+        Runs `scripts/work_queue/log.lua` (`work_queue/log`).
+
+        Keys, named from their templates:
+            jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
+                token, e error
+
+        Args:
+            id (`string`, not empty): the job's id
+            token (`string`, not empty): the lease token `take.lua` returned with the job
+            line (`bytes`, 1 to 4096 bytes): the line
+            keep (`uint`, from 1 to 1000): the most lines the job keeps (BullMQ's `keepLogs`); older
+                ones are dropped
+
+        Returns:
+            `int`: how many lines the job keeps now
+
+        Raises:
+            ScriptError: with one of these codes (the checks of the keys and arguments run here
+                first, and raise InvalidInput with the same code before any I/O):
+                BAD_ARGS: not 1 key and 4 arguments
+                BAD_ID: empty
+                BAD_TOKEN: empty
+                BAD_LINE: not from 1 to 4096 bytes long, or longer than 4096 bytes
+                BAD_KEEP: not an integer within its range
+                BAD_KEYS: a key not named as its template says
+                LEASE_LOST: the job is not held under `token` (acked, handed to another worker, or
+                    gone)
+                BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write;
+                    nothing written
+
+        Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+        """
+        _args = LOG.encode(id, token, line, keep)
+        return LOG.call(
+            [
+                self._keys[KEY_JOBS],
+            ],
+            _args,
+            _LOG_REPLY,
+        )
+
+    def logs(self, id: str, offset: int, count: int) -> _rt.Call[_t.Tuple[int, _t.List[bytes]]]:
+        """Reads the log lines a job keeps (`log.lua`), oldest first.
+
+        Beyond the books (BullMQ's `getJobLogs`). A page of at most `count` lines from
+        `offset`, and how many the job keeps; no lines when there is no such job, or it kept
+        none.
+
+        Runs `scripts/work_queue/logs.lua` (`work_queue/logs`) with EVALSHA_RO (FCALL_RO): it writes
+        nothing.
+
+        Keys, named from their templates:
+            jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
+                token, e error
+
+        Args:
+            id (`string`, not empty): the job's id
+            offset (`uint`, from 0 to 999): the first line to read, 0 for the oldest
+            count (`uint`, from 1 to 1000): the most lines to read
+
+        Returns:
+            `(int, [bytes])`: how many lines the job keeps, and the page
+
+        Raises:
+            ScriptError: with one of these codes (the checks of the keys and arguments run here
+                first, and raise InvalidInput with the same code before any I/O):
+                BAD_ARGS: not 1 key and 3 arguments
+                BAD_ID: empty
+                BAD_OFFSET: not an integer within its range
+                BAD_COUNT: not an integer within its range
+                BAD_KEYS: a key not named as its template says
+                BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write
+
+        Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+        """
+        _args = LOGS.encode(id, offset, count)
+        return LOGS.call(
+            [
+                self._keys[KEY_JOBS],
+            ],
+            _args,
+            _LOGS_REPLY,
         )
 
     def metrics(

@@ -307,16 +307,16 @@ if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
 end
 local payload = ARGV[2]
-local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local priority = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end
-local delay = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+local delay = ARGV[4] == '0' and 0 or tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[4]))
 end
 local group = ARGV[5]
-local attempts = tonumber(string.match(ARGV[6], '^[1-9]%d*$') or string.match(ARGV[6], '^0$'))
+local attempts = ARGV[6] == '0' and 0 or tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
 if not attempts or attempts > 1000 then
   return redis.error_reply('BAD_ATTEMPTS must be an integer from 0 to 1000, got ' .. shown(ARGV[6]))
 end
@@ -324,12 +324,12 @@ local backoff = ARGV[7]
 if backoff ~= 'worker' and backoff ~= 'none' and backoff ~= 'fixed' and backoff ~= 'exponential' then
   return redis.error_reply('BAD_BACKOFF must be one of worker, none, fixed, exponential, got ' .. shown(backoff))
 end
-local backoff_delay = tonumber(string.match(ARGV[8], '^[1-9]%d*$') or string.match(ARGV[8], '^0$'))
+local backoff_delay = ARGV[8] == '0' and 0 or tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
 if not backoff_delay or backoff_delay > 1000000000000 then
   return redis.error_reply(
       'BAD_BACKOFF_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[8]))
 end
-local backoff_max = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
+local backoff_max = ARGV[9] == '0' and 0 or tonumber(string.match(ARGV[9], '^[1-9]%d*$'))
 if not backoff_max or backoff_max > 1000000000000 then
   return redis.error_reply('BAD_BACKOFF_MAX must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[9]))
 end

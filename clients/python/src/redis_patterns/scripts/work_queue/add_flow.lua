@@ -215,7 +215,7 @@ if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
 end
 local payload = ARGV[2]
-local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local priority = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end

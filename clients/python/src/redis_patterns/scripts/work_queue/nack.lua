@@ -135,7 +135,7 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
 end
 -- A job's own retry options, `stored` as add.lua writes them in its o: field:
 -- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
@@ -417,7 +417,7 @@ local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN must not be empty')
 end
-local delay = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local delay = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
 end

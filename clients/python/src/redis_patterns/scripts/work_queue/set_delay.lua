@@ -72,7 +72,7 @@ local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
 end
-local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local delay = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[2]))
 end
