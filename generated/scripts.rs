@@ -10685,11 +10685,11 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "b2aa9a98356855741e48611c894ba08765f90805",
+        sha1: "94291cc8f71114cd1b8addfada6cf5af21cd4f52",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
-        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. A flow's child that ends lets its parent run\nonce it was the last one (see `add_flow.lua`).",
+        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. With events on, an ack without a result keeps\nan empty one for as long, so that a wait for the job tells it from a job never added.\nA flow's child that ends lets its parent run once it was the last one (see\n`add_flow.lua`), and with events on the parent's `waiting` follows the child's\n`completed`.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -10733,10 +10733,13 @@ pub mod work_queue {
     #[doc = " the queue's metrics (see `metrics.lua`), and in its events when they are on. A"]
     #[doc = " non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where"]
     #[doc = " `result.lua` reads it; one longer than its `result_max` is refused, with the job still"]
-    #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
-    #[doc = " once it was the last one (see `add_flow.lua`)."]
+    #[doc = " held, so the worker can ack it without. With events on, an ack without a result keeps"]
+    #[doc = " an empty one for as long, so that a wait for the job tells it from a job never added."]
+    #[doc = " A flow's child that ends lets its parent run once it was the last one (see"]
+    #[doc = " `add_flow.lua`), and with events on the parent's `waiting` follows the child's"]
+    #[doc = " `completed`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `b2aa9a98356855741e48611c894ba08765f90805`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `94291cc8f71114cd1b8addfada6cf5af21cd4f52`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10778,17 +10781,18 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "d537f8dfadf859d76b5b3e59133718ce71ededca",
+        sha1: "27ed63527668a05cc59a2a2964dba03e4f3dc9ab",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's.",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nWith events on (`configure.lua`), a job added appends `added` with its state.\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
         ],
         args: &[
@@ -10805,7 +10809,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 10 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 10 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -10842,6 +10846,7 @@ pub mod work_queue {
     #[doc = " (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range"]
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
+    #[doc = " With events on (`configure.lua`), a job added appends `added` with its state."]
     #[doc = " A job can carry retry options of its own, kept in `jobs` (o:\\<id>) and read by"]
     #[doc = " `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most"]
     #[doc = " deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with"]
@@ -10850,7 +10855,7 @@ pub mod work_queue {
     #[doc = " (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random"]
     #[doc = " point from half of that to all of it). 0 and 'worker' keep the caller's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `d537f8dfadf859d76b5b3e59133718ce71ededca`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `27ed63527668a05cc59a2a2964dba03e4f3dc9ab`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10858,6 +10863,7 @@ pub mod work_queue {
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
@@ -10875,7 +10881,7 @@ pub mod work_queue {
     #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 10 arguments"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 10 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -10889,8 +10895,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool) -> crate::Op<(bool, String,)> {
-        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).finish()
+    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).finish()
     }
 
     #[doc = " `work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id within its window."]
@@ -10899,17 +10905,18 @@ pub mod work_queue {
     pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
         name: "work_queue/add_deduplicated",
         path: "scripts/work_queue/add_deduplicated.lua",
-        sha1: "7c9bdd4aaea325e9c285500ad8e81061da50a587",
+        sha1: "933b0a68dfbd7d38b17d4a078a865ce5e9aa35de",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
         flags: &[],
         summary: "Adds a job unless one was added under the same deduplication id within its window.",
-        description: "Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and\n`replace` (debounce). The first call of a deduplication id `dedup` adds the job as\n`add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring\nwith the window). A call within the window adds nothing: with `extend` the window starts\nagain from this call; with `replace` the payload of the window's job becomes this call's,\nwhile that job waits (waiting, parked or delayed: a delayed one is then due `delay`\nafter this call, when `delay` is not 0), so the newest payload wins. The window ends\nwith its time, whatever became of its job; an id already in the queue is refused as\n`add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them\nneed no window: `add.lua` refuses an id while its job is in the queue.",
+        description: "Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and\n`replace` (debounce). The first call of a deduplication id `dedup` adds the job as\n`add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring\nwith the window). A call within the window adds nothing: with `extend` the window starts\nagain from this call; with `replace` the payload of the window's job becomes this call's,\nwhile that job waits (waiting, parked or delayed: a delayed one is then due `delay`\nafter this call, when `delay` is not 0), so the newest payload wins. The window ends\nwith its time, whatever became of its job; an id already in the queue is refused as\n`add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them\nneed no window: `add.lua` refuses an id while its job is in the queue. With events on,\na job added appends `added` with its state.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
             crate::Param { name: "window", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the window's job id, expiring with the window", template: Some(&keys::WINDOW) },
         ],
@@ -10931,7 +10938,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(string, string, string?)", doc: "'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 14 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 14 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -10972,9 +10979,10 @@ pub mod work_queue {
     #[doc = " after this call, when `delay` is not 0), so the newest payload wins. The window ends"]
     #[doc = " with its time, whatever became of its job; an id already in the queue is refused as"]
     #[doc = " `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them"]
-    #[doc = " need no window: `add.lua` refuses an id while its job is in the queue."]
+    #[doc = " need no window: `add.lua` refuses an id while its job is in the queue. With events on,"]
+    #[doc = " a job added appends `added` with its state."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `7c9bdd4aaea325e9c285500ad8e81061da50a587`)."]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `933b0a68dfbd7d38b17d4a078a865ce5e9aa35de`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10982,6 +10990,7 @@ pub mod work_queue {
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = " - `window` (a string, named `{<name>}:dedup:<dedup>`): the window's job id, expiring with the window"]
     #[doc = ""]
@@ -11004,7 +11013,7 @@ pub mod work_queue {
     #[doc = " Returns (`(string, string, string?)`): 'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 7 keys and 14 arguments"]
+    #[doc = " - `BAD_ARGS`: not 8 keys and 14 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -11022,8 +11031,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add_deduplicated(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, turns: &str, window: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, dedup: &str, ttl: ::std::time::Duration, extend: bool, replace: bool) -> crate::Op<(String, String, Option<String>,)> {
-        crate::ScriptCall::new(&ADD_DEDUPLICATED).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(turns).key(window).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(dedup).arg(ttl).arg(extend).arg(replace).finish()
+    pub fn add_deduplicated(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, window: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, dedup: &str, ttl: ::std::time::Duration, extend: bool, replace: bool) -> crate::Op<(String, String, Option<String>,)> {
+        crate::ScriptCall::new(&ADD_DEDUPLICATED).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).key(window).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(dedup).arg(ttl).arg(extend).arg(replace).finish()
     }
 
     #[doc = " `work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
@@ -11556,11 +11565,11 @@ pub mod work_queue {
     pub static EVENTS: crate::Script = crate::Script {
         name: "work_queue/events",
         path: "scripts/work_queue/events.lua",
-        sha1: "6a6fe352e8598d8aeae3fb8c51c1286825c7697d",
+        sha1: "2f38cc490f67e7d48e458930f79e1bbe45b11444",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/events.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's events after `after`: what happened to each job, oldest first.",
-        description: "Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report\non a job append to `events` in the same call, once `configure.lua` turned events on:\n`completed`, `failed` (a delivery failed; the job is retried) and `dead` with its\n`error`, `retried` (a dead job back to waiting), and `progress` with the report. The\nstream keeps at most the queue's `events_max` entries: `lost` says that entries after\n`after` may have gone before they were read (the cap trimmed entries, and the oldest\nkept comes after `after`: the reader fell a whole cap behind). A\nreader keeps the id of the last entry it handled and reads on from there, also after a\nreconnect; with nothing new it waits on `events` itself (`XREAD BLOCK … STREAMS\nevents <newest>`), then reads again. `count` 0 reads only the newest id, to follow\nfrom now.",
+        description: "Beyond the books (BullMQ's `QueueEvents`). The scripts that add, take, end, fail,\nretry or report on a job append to `events` in the same call, once `configure.lua`\nturned events on: `added` with its `state`, `waiting` (a delayed job come due, or a\nflow's parent whose children ended), `active` with its `delivery`, `completed`,\n`failed` (a delivery failed; the job is retried), `stalled` (its lease ran out; it is\nretried) and `dead` with its `error`, `retried` (a dead job back to waiting), and\n`progress` with the report. The\nstream keeps at most the queue's `events_max` entries: `lost` says that entries after\n`after` may have gone before they were read (the cap trimmed entries, and the oldest\nkept comes after `after`: the reader fell a whole cap behind). A\nreader keeps the id of the last entry it handled and reads on from there, also after a\nreconnect; with nothing new it waits on `events` itself (`XREAD BLOCK … STREAMS\nevents <newest>`), then reads again. `count` 0 reads only the newest id, to follow\nfrom now.",
         keys: &[
             crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
         ],
@@ -11584,10 +11593,13 @@ pub mod work_queue {
 
     #[doc = " Reads the queue's events after `after`: what happened to each job, oldest first."]
     #[doc = ""]
-    #[doc = " Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report"]
-    #[doc = " on a job append to `events` in the same call, once `configure.lua` turned events on:"]
-    #[doc = " `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its"]
-    #[doc = " `error`, `retried` (a dead job back to waiting), and `progress` with the report. The"]
+    #[doc = " Beyond the books (BullMQ's `QueueEvents`). The scripts that add, take, end, fail,"]
+    #[doc = " retry or report on a job append to `events` in the same call, once `configure.lua`"]
+    #[doc = " turned events on: `added` with its `state`, `waiting` (a delayed job come due, or a"]
+    #[doc = " flow's parent whose children ended), `active` with its `delivery`, `completed`,"]
+    #[doc = " `failed` (a delivery failed; the job is retried), `stalled` (its lease ran out; it is"]
+    #[doc = " retried) and `dead` with its `error`, `retried` (a dead job back to waiting), and"]
+    #[doc = " `progress` with the report. The"]
     #[doc = " stream keeps at most the queue's `events_max` entries: `lost` says that entries after"]
     #[doc = " `after` may have gone before they were read (the cap trimmed entries, and the oldest"]
     #[doc = " kept comes after `after`: the reader fell a whole cap behind). A"]
@@ -11596,7 +11608,7 @@ pub mod work_queue {
     #[doc = " events \\<newest>`), then reads again. `count` 0 reads only the newest id, to follow"]
     #[doc = " from now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `6a6fe352e8598d8aeae3fb8c51c1286825c7697d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `2f38cc490f67e7d48e458930f79e1bbe45b11444`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
@@ -12159,7 +12171,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "56ee5534e51ed79fd2eec45dfb926352b405f071",
+        sha1: "e8195d7507557dbbdcb7216b060c6c30ff96b88f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -12218,7 +12230,7 @@ pub mod work_queue {
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `56ee5534e51ed79fd2eec45dfb926352b405f071`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `e8195d7507557dbbdcb7216b060c6c30ff96b88f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13306,11 +13318,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "9ac3b1b5213e3a5636d75f72aea04116ee82d59b",
+        sha1: "4ec445d8d8475731f6200767007f1ee744baa99e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`\ndue delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 400 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`\ndue delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 400 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on: `completed` (and, for a flow's parent that may run now,\n`waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each\ndelayed job come due, and `active` with its delivery for each job taken. A `done`\njob's result is kept as `ack.lua` keeps one (an empty one too, with events on), and\nthe call drops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -13385,9 +13397,11 @@ pub mod work_queue {
     #[doc = " groups, are dropped at most 400 per call, and later calls drop the rest. The queue's"]
     #[doc = " own ring is #qn (its starts) and #qs:\\<i> in `jobs`. The call counts the jobs it acks"]
     #[doc = " and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its"]
-    #[doc = " events when they are on (`completed`; `failed` or `dead` with the error `lease ran"]
-    #[doc = " out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call"]
-    #[doc = " drops up to `limit` kept results whose time has passed."]
+    #[doc = " events when they are on: `completed` (and, for a flow's parent that may run now,"]
+    #[doc = " `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each"]
+    #[doc = " delayed job come due, and `active` with its delivery for each job taken. A `done`"]
+    #[doc = " job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and"]
+    #[doc = " the call drops up to `limit` kept results whose time has passed."]
     #[doc = ""]
     #[doc = " A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`"]
     #[doc = " before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or"]
@@ -13425,7 +13439,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `9ac3b1b5213e3a5636d75f72aea04116ee82d59b`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `4ec445d8d8475731f6200767007f1ee744baa99e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]

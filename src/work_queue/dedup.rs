@@ -141,6 +141,7 @@ impl WorkQueue {
                 &k.parked,
                 &k.jobs,
                 &k.signal,
+                &k.events,
                 &k.turns,
                 &window,
                 id,

@@ -1,13 +1,14 @@
-//! What happened to each job, as the scripts that end jobs tell it: the queue's events,
+//! What happened to each job, as the scripts that move jobs tell it: the queue's events,
 //! the results workers keep, progress reports, and waiting for one job's end.
 //!
 //! Nothing here costs a queue that does not ask for it: events are off until
 //! [`Settings::events`](super::Settings::events) turns them on, and a result is kept
-//! only when a worker gives one ([`ack_with`](WorkQueue::ack_with)).
+//! only when a worker gives one ([`ack_with`](WorkQueue::ack_with)) or, while events are
+//! on, as an empty mark of an ack without one.
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `{name}:events` | stream | `event` (`completed`, `failed`, `dead`, `retried`, `progress`), `job`, and `error` or `progress`; at most the queue's `events_max` entries |
+//! | `{name}:events` | stream | `event` (`added`, `waiting`, `active`, `progress`, `completed`, `failed`, `stalled`, `dead`, `retried`), `job`, and `state`, `delivery`, `error` or `progress`; at most the queue's `events_max` entries |
 //! | `{name}:results` | hash | job id → its result, while kept |
 //! | `{name}:kept` | zset | job id → until when its result is kept (ms, server clock) |
 //!
@@ -52,9 +53,19 @@ pub struct JobLogs {
 /// What happened to a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {
+    /// Added ([`add`](WorkQueue::add), [`add_deduplicated`](WorkQueue::add_deduplicated)),
+    /// with its state (`waiting`, `delayed` or `parked`) as the detail.
+    Added,
+    /// Ready to be taken: a delayed job come due, or a flow's parent whose children ended.
+    Waiting,
+    /// Taken by a worker, with its delivery count (`1` the first time) as the detail.
+    Active,
+    /// Its lease ran out before its worker ended it: it waits to be taken again, with the
+    /// error `lease ran out` (on its last delivery it is [`Dead`](Self::Dead) instead).
+    Stalled,
     /// Acked: the job is done (its result, if kept, is in [`WorkQueue::result`]).
     Completed,
-    /// A delivery failed (a nack, or a lease that ran out); the job will be retried.
+    /// A delivery failed (a nack); the job will be retried.
     Failed,
     /// It failed for good: it is in the dead-letter queue.
     Dead,
@@ -68,6 +79,10 @@ impl EventKind {
     /// The name the scripts write (`completed`, …).
     pub fn as_str(self) -> &'static str {
         match self {
+            EventKind::Added => "added",
+            EventKind::Waiting => "waiting",
+            EventKind::Active => "active",
+            EventKind::Stalled => "stalled",
             EventKind::Completed => "completed",
             EventKind::Failed => "failed",
             EventKind::Dead => "dead",
@@ -78,6 +93,10 @@ impl EventKind {
 
     fn parse(name: &str) -> Result<Self> {
         Ok(match name {
+            "added" => EventKind::Added,
+            "waiting" => EventKind::Waiting,
+            "active" => EventKind::Active,
+            "stalled" => EventKind::Stalled,
             "completed" => EventKind::Completed,
             "failed" => EventKind::Failed,
             "dead" => EventKind::Dead,
@@ -97,8 +116,8 @@ pub struct Event {
     pub kind: EventKind,
     /// The job's id.
     pub job: String,
-    /// The error of a `Failed` or `Dead` event, the report of a `Progress` one; empty
-    /// otherwise.
+    /// The error of a `Failed`, `Stalled` or `Dead` event, the report of a `Progress` one,
+    /// the state of an `Added` one, the delivery of an `Active` one; empty otherwise.
     pub detail: Vec<u8>,
 }
 
@@ -120,8 +139,8 @@ pub enum JobEnd {
     Completed(Option<Vec<u8>>),
     /// Failed for good, with its last error.
     Dead(Vec<u8>),
-    /// Not in the queue, and no result kept: acked without a result (or its result's
-    /// time passed), removed, or never added.
+    /// Not in the queue, and nothing kept of it: removed, never added, or acked longer
+    /// ago than the queue keeps results (or, with events off, acked without a result).
     Gone,
 }
 
@@ -175,6 +194,13 @@ impl WorkQueue {
     /// kept (none was given, or its time passed). One read-only script
     /// (`work_queue/result`).
     pub fn result(&self, id: &str) -> Op<Option<Vec<u8>>> {
+        self.kept_result(id)
+            .map(|kept| Ok(kept.filter(|r| !r.is_empty())))
+    }
+
+    /// The result kept for job `id` as it is: empty for an ack without a result, which
+    /// the scripts mark so while events are on.
+    fn kept_result(&self, id: &str) -> Op<Option<Vec<u8>>> {
         script::result(&self.keys.results, &self.keys.kept, id)
     }
 
@@ -270,10 +296,12 @@ impl WorkQueue {
 
 /// A job's end from its state and last error (`None`: no job) and its kept result.
 fn end_of(job: Option<(State, Option<Vec<u8>>)>, result: Option<Vec<u8>>) -> Option<JobEnd> {
+    let acked = result.is_some();
+    let result = result.filter(|r| !r.is_empty());
     match job {
         Some((State::Dead, error)) => Some(JobEnd::Dead(error.unwrap_or_default())),
         Some(_) => None,
-        None if result.is_some() => Some(JobEnd::Completed(result)),
+        None if acked => Some(JobEnd::Completed(result)),
         None => Some(JobEnd::Gone),
     }
 }
@@ -466,9 +494,11 @@ impl Machine for WaitFor<'_, '_> {
                     job.map(|job| (job.state, job.last_error)),
                 ))
             })),
-            WaitAt::Result { .. } => {
-                Step::Run(queue.result(&self.id).map(|r| Ok(WaitAnswer::Result(r))))
-            }
+            WaitAt::Result { .. } => Step::Run(
+                queue
+                    .kept_result(&self.id)
+                    .map(|r| Ok(WaitAnswer::Result(r))),
+            ),
             WaitAt::Follow(until) => match until.step() {
                 Step::Run(op) => Step::Run(op.map(|a| Ok(WaitAnswer::Follow(a)))),
                 Step::Pause(pause) => Step::Pause(pause),
@@ -508,6 +538,7 @@ impl Machine for WaitFor<'_, '_> {
                 None => self.at = self.go_on(),
             },
             (WaitAnswer::Result(result), WaitAt::Result { completed: true }) => {
+                let result = result.filter(|r| !r.is_empty());
                 self.output = Some(Ok(Some(JobEnd::Completed(result))));
             }
             (WaitAnswer::Result(result), _) => self.output = Some(Ok(end_of(None, result))),

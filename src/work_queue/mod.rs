@@ -425,10 +425,11 @@
 //! What happens to each job can be followed, and a job's outcome read, at a cost only to
 //! a queue that asks for it:
 //!
-//! - **Events** ([`Settings::events`], off by default): `ack`, `take`'s acks and lapsed
-//!   leases, `nack`, `retry_dead`, `requeue` and [`progress`](WorkQueue::progress) append
-//!   `completed`, `failed` (with the error; retried), `dead`, `retried` or `progress` to
-//!   `{name}:events` in the same call. The stream keeps the newest `max` entries exactly
+//! - **Events** ([`Settings::events`], off by default): the scripts append what they do
+//!   to a job to `{name}:events` in the same call ([`EventKind`]): `added` (with its
+//!   state), `waiting` (a delayed job come due, a flow's parent whose children ended),
+//!   `active` (taken, with its delivery), `progress`, `completed`, `failed` (with the
+//!   error; retried), `stalled` (its lease ran out; retried), `dead` and `retried`. The stream keeps the newest `max` entries exactly
 //!   (at most [`MAX_EVENTS`]). An [`Events`] reader follows them from an id, blocking on
 //!   the stream itself (`XREAD BLOCK`), and goes on from the last id it handed out after
 //!   a reconnect; each read says whether the cap may have trimmed entries it had not read
@@ -436,7 +437,8 @@
 //!   job's end: it reads where the events stand, then the job's state (an end before the
 //!   call is seen there), then follows the events, and reads the state again when the
 //!   cap trimmed some. Called again on a new connection after an error, it misses
-//!   nothing.
+//!   nothing. While events are on, an ack without a result keeps an empty one for the
+//!   result time, so a wait tells a job acked before it began from one never added.
 //! - **Results**: a worker that acks with a result ([`ack_with`](WorkQueue::ack_with), a
 //!   [`Done::with_result`] in [`ack_and_take`](WorkQueue::ack_and_take), or a
 //!   [`Worker`] handler that returns one: [`JobOutput`]) has it kept in

@@ -41,6 +41,7 @@ impl WorkQueue {
                 &k.parked,
                 &k.jobs,
                 &k.signal,
+                &k.events,
                 &k.turns,
                 id,
                 &payload,

@@ -1169,6 +1169,7 @@ mod outside_client {
                 "{q}:parked",
                 "{q}:jobs",
                 "{q}:signal",
+                "{q}:events",
                 "{q}:turns",
             ],
             &["j", "payload", "0", "0", "", "0", "worker", "0", "0", "0"],

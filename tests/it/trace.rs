@@ -210,13 +210,13 @@ fn an_op_a_batch_and_a_recovery_are_spans() {
     );
     let expected: [&[(&str, &str)]; 7] = [
         &[
-            ("keys", "6"),
+            ("keys", "7"),
             ("mode", "EVALSHA"),
             ("recoveries", "1"),
             ("script", "work_queue/add"),
         ],
         &[
-            ("keys", "6"),
+            ("keys", "7"),
             ("mode", "EVALSHA"),
             ("recoveries", "0"),
             ("script", "work_queue/add"),

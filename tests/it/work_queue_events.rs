@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::work_queue::{Done, Event, EventKind, JobEnd, Settings, Stop, WorkQueue};
+use redis_patterns::work_queue::{
+    Child, Done, Event, EventKind, JobEnd, JobOptions, Settings, Stop, WorkQueue,
+};
 
 use crate::harness;
 
@@ -144,13 +146,14 @@ fn a_reader_goes_on_from_its_last_id() {
     let queue = WorkQueue::new("reader").unwrap();
     let settings = Settings::new().events(5).unwrap();
     queue.configure(&settings).run(&mut con).unwrap();
-    let start = queue.newest_event().run(&mut con).unwrap();
-    assert_eq!(start, "0-0");
-    let mut events = queue.events(&start);
+    assert_eq!(queue.newest_event().run(&mut con).unwrap(), "0-0");
     for id in ["a", "b", "c"] {
         queue.add(id, "x").run(&mut con).unwrap();
     }
     let jobs = queue.take(3).run(&mut con).unwrap();
+    // From now: the adds and takes (six events) are behind the reader.
+    let start = queue.newest_event().run(&mut con).unwrap();
+    let mut events = queue.events(&start);
     queue.ack(&jobs[0]).run(&mut con).unwrap();
     let first = events.next(&mut con, Duration::from_secs(5)).unwrap();
     assert_eq!(kinds(&first), [(EventKind::Completed, "a")]);
@@ -263,4 +266,108 @@ fn a_handlers_result_is_kept_by_every_loop() {
         .filter(|e| e.kind == EventKind::Completed)
         .count();
     assert_eq!(completed, 12);
+}
+
+/// The start of a job's life is in the events too: added (with its state), waiting (a
+/// delayed job come due, a flow's parent whose children ended), active (with the
+/// delivery) and stalled (a lease run out); a wait tells a job acked without a result
+/// from one never added.
+#[test]
+fn events_follow_a_job_from_its_add() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("lifecycle")
+        .unwrap()
+        .with_lease(Duration::from_millis(30))
+        .unwrap();
+    queue
+        .configure(&Settings::new().events(1000).unwrap())
+        .run(&mut con)
+        .unwrap();
+    let mut events = queue.events("0-0");
+    let mut read = |con: &mut redis::Connection| {
+        let page = events.next(con, Duration::from_secs(5)).unwrap();
+        page.into_iter()
+            .map(|e| {
+                let detail = String::from_utf8(e.detail).unwrap();
+                (e.kind, e.job, detail)
+            })
+            .collect::<Vec<_>>()
+    };
+    let event = |kind, job: &str, detail: &str| (kind, job.to_owned(), detail.to_owned());
+
+    queue.add("now", "x").run(&mut con).unwrap();
+    queue
+        .add_with(
+            "later",
+            "x",
+            JobOptions::new().delay(Duration::from_millis(30)),
+        )
+        .run(&mut con)
+        .unwrap();
+    assert_eq!(
+        read(&mut con),
+        [
+            event(EventKind::Added, "now", "waiting"),
+            event(EventKind::Added, "later", "delayed"),
+        ]
+    );
+    let first = queue.take(1).run(&mut con).unwrap();
+    assert_eq!(read(&mut con), [event(EventKind::Active, "now", "1")]);
+    // The lease runs out; the delayed job comes due: one take finds both.
+    harness::wait_until_server_ms(&mut con, first[0].deadline_ms + 1);
+    let taken = queue.take(10).run(&mut con).unwrap();
+    let mut seen = read(&mut con);
+    seen.sort_by_key(|(kind, job, _)| (kind.as_str(), job.clone()));
+    let mut want = vec![
+        event(EventKind::Stalled, "now", "lease ran out"),
+        event(EventKind::Waiting, "later", ""),
+    ];
+    want.extend(
+        taken
+            .iter()
+            .map(|job| event(EventKind::Active, &job.id, &job.delivery.to_string())),
+    );
+    want.sort_by_key(|(kind, job, _)| (kind.as_str(), job.clone()));
+    assert_eq!(seen, want);
+    for job in &taken {
+        queue.ack(job).run(&mut con).unwrap();
+    }
+    read(&mut con);
+
+    // A flow's parent whose only child ends is waiting again.
+    queue
+        .add_flow(
+            "parent",
+            "p",
+            JobOptions::new(),
+            &[Child::new("child", "c").unwrap()],
+        )
+        .run(&mut con)
+        .unwrap();
+    let child = queue.take(1).run(&mut con).unwrap();
+    read(&mut con);
+    queue.ack(&child[0]).run(&mut con).unwrap();
+    assert_eq!(
+        read(&mut con),
+        [
+            event(EventKind::Completed, "child", ""),
+            event(EventKind::Waiting, "parent", ""),
+        ]
+    );
+
+    // Acked without a result before the wait began, or never added.
+    assert_eq!(
+        queue
+            .wait_for_job(&mut con, "now", Duration::from_secs(1))
+            .unwrap(),
+        Some(JobEnd::Completed(None))
+    );
+    assert_eq!(queue.result("now").run(&mut con).unwrap(), None);
+    assert_eq!(
+        queue
+            .wait_for_job(&mut con, "never", Duration::from_secs(1))
+            .unwrap(),
+        Some(JobEnd::Gone)
+    );
 }

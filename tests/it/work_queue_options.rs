@@ -629,17 +629,15 @@ fn bad_deduplication_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["HSET", "{bad-dedup}:dedup:h", "f", "v"]);
     let before = harness::dump(&mut con);
     let keys = |window: &'static str| {
-        let mut keys: Vec<&str> = ["waiting", "delayed", "parked", "jobs", "signal", "turns"]
-            .iter()
-            .map(|k| match *k {
-                "waiting" => "{bad-dedup}:waiting",
-                "delayed" => "{bad-dedup}:delayed",
-                "parked" => "{bad-dedup}:parked",
-                "jobs" => "{bad-dedup}:jobs",
-                "signal" => "{bad-dedup}:signal",
-                _ => "{bad-dedup}:turns",
-            })
-            .collect();
+        let mut keys: Vec<&str> = vec![
+            "{bad-dedup}:waiting",
+            "{bad-dedup}:delayed",
+            "{bad-dedup}:parked",
+            "{bad-dedup}:jobs",
+            "{bad-dedup}:signal",
+            "{bad-dedup}:events",
+            "{bad-dedup}:turns",
+        ];
         keys.push(window);
         keys
     };

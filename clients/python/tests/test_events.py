@@ -57,7 +57,7 @@ def test_an_end_before_the_call_is_read_from_the_jobs_state(r: redis.Redis) -> N
         else:
             family.ack(job.id, job.token, b"out" if id == "kept" else b"").run(r)
     assert wait_for_job(r, family, "kept", 5.0) == JobEnd("completed", result=b"out")
-    assert wait_for_job(r, family, "plain", 5.0) == JobEnd("gone")
+    assert wait_for_job(r, family, "plain", 5.0) == JobEnd("completed")  # events on: an ack is kept
     assert wait_for_job(r, family, "dead", 5.0) == JobEnd("dead", error=b"no")
     assert wait_for_job(r, family, "never-added", 5.0) == JobEnd("gone")
 
@@ -85,6 +85,7 @@ def test_a_reader_follows_the_events_from_where_it_stopped(server: Server, r: re
     assert events.next(r, 0.05) == []
     family.add("one", b"x", 0, 0, "").run(r)
     job = take(r, family)
+    assert [(e.kind, e.job) for e in events.next(r, 0.05)] == [("added", "one"), ("active", "one")]
     reader = threading.Thread(target=lambda: seen.extend(events.next(server.client(), 30.0)), daemon=True)
     seen: List[rp.Event] = []
     reader.start()
@@ -119,5 +120,5 @@ def test_asyncio_waits_and_reads(server: Server, r: redis.Redis) -> None:
 
     end, read, again = asyncio.run(main())
     assert end == JobEnd("completed", result=b"async result")
-    assert read == [("completed", "done")]
+    assert read == [("added", "done"), ("active", "done"), ("completed", "done")]
     assert again == end

@@ -42,8 +42,9 @@ class Event:
 @dataclass(frozen=True)
 class JobEnd:
     """How a job ended: ``completed`` (acked, with its `result` if one is kept), ``dead``
-    (failed for good, with its last `error`), or ``gone`` (not in the queue and no result
-    kept: acked without a result, removed, or never added)."""
+    (failed for good, with its last `error`), or ``gone`` (not in the queue and nothing
+    kept of it: removed, never added, or acked longer ago than the queue keeps results, or
+    with events off without a result)."""
 
     kind: str
     result: Optional[bytes] = None
@@ -253,6 +254,7 @@ class _WaitFor:
             else:
                 self.at = self._go_on()
         elif at.completed or answer is not None:
-            self.output = JobEnd("completed", result=answer)
+            # An empty result marks an ack without one (kept while events are on).
+            self.output = JobEnd("completed", result=answer or None)
         else:
             self.output = JobEnd("gone")

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_af50fbe4dfaf"
+LIBRARY = "redis_patterns_v0_1_0_e8bf1858c9a3"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "d2f94c20fb745b2cf6561c1d2ebe33c657b12273"
+MANIFEST_SHA1 = "143eaec85bb039360746f262008516cacb4701d7"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

@@ -145,8 +145,8 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="b2aa9a98356855741e48611c894ba08765f90805",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__ack",
+    sha1="94291cc8f71114cd1b8addfada6cf5af21cd4f52",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__ack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"),
@@ -188,8 +188,11 @@ def ack(
     the queue's metrics (see `metrics.lua`), and in its events when they are on. A
     non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
     `result.lua` reads it; one longer than its `result_max` is refused, with the job still
-    held, so the worker can ack it without. A flow's child that ends lets its parent run
-    once it was the last one (see `add_flow.lua`).
+    held, so the worker can ack it without. With events on, an ack without a result keeps
+    an empty one for as long, so that a wait for the job tells it from a job never added.
+    A flow's child that ends lets its parent run once it was the last one (see
+    `add_flow.lua`), and with events on the parent's `waiting` follows the child's
+    `completed`.
 
     Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
@@ -244,11 +247,11 @@ def ack(
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="d537f8dfadf859d76b5b3e59133718ce71ededca",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__add",
+    sha1="27ed63527668a05cc59a2a2964dba03e4f3dc9ab",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__add",
     read_only=False,
-    keys=(6, 6),
-    key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns"),
+    keys=(7, 7),
+    key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
@@ -277,6 +280,7 @@ def add(
     parked: str,
     jobs: str,
     signal: str,
+    events: str,
     turns: str,
     id: str,
     payload: _rt.Bytes,
@@ -302,6 +306,7 @@ def add(
     (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
     of `parked` instead (a job without a group in the range of group '') and its group, unless
     it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
+    With events on (`configure.lua`), a job added appends `added` with its state.
     A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
     `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
     deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -322,6 +327,8 @@ def add(
             group, t token, e error
         signal (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait
             on it with BZPOPMIN
+        events (a stream, named `{<name>}:events`): what happened to each job: event, job, and an
+            error or progress
         turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
             turns (see take.lua)
 
@@ -351,7 +358,7 @@ def add(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 6 keys and 10 arguments
+            BAD_ARGS: not 7 keys and 10 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_DELAY: not whole milliseconds within its range
@@ -367,17 +374,17 @@ def add(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo)
-    return ADD.call([waiting, delayed, parked, jobs, signal, turns], _args, _ADD_REPLY)
+    return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], _args, _ADD_REPLY)
 
 
 ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
-    sha1="7c9bdd4aaea325e9c285500ad8e81061da50a587",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__add_deduplicated",
+    sha1="933b0a68dfbd7d38b17d4a078a865ce5e9aa35de",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__add_deduplicated",
     read_only=False,
-    keys=(7, 7),
-    key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns", "window"),
+    keys=(8, 8),
+    key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
@@ -411,6 +418,7 @@ def add_deduplicated(
     parked: str,
     jobs: str,
     signal: str,
+    events: str,
     turns: str,
     window: str,
     id: str,
@@ -439,7 +447,8 @@ def add_deduplicated(
     after this call, when `delay` is not 0), so the newest payload wins. The window ends
     with its time, whatever became of its job; an id already in the queue is refused as
     `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
-    need no window: `add.lua` refuses an id while its job is in the queue.
+    need no window: `add.lua` refuses an id while its job is in the queue. With events on,
+    a job added appends `added` with its state.
 
     Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
 
@@ -453,6 +462,8 @@ def add_deduplicated(
             group, t token, e error
         signal (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait
             on it with BZPOPMIN
+        events (a stream, named `{<name>}:events`): what happened to each job: event, job, and an
+            error or progress
         turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
             turns (see take.lua)
         window (a string, named `{<name>}:dedup:<dedup>`): the window's job id, expiring with the
@@ -490,7 +501,7 @@ def add_deduplicated(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 7 keys and 14 arguments
+            BAD_ARGS: not 8 keys and 14 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_DELAY: not whole milliseconds within its range
@@ -510,14 +521,14 @@ def add_deduplicated(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, dedup, ttl, extend, replace)
-    return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, turns, window], _args, _ADD_DEDUPLICATED_REPLY)
+    return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], _args, _ADD_DEDUPLICATED_REPLY)
 
 
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
     sha1="ab22ed9eeb068b036ffe51f47ce45c51403c89ec",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__add_flow",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -615,7 +626,7 @@ CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
     sha1="9580edddd7fbde92d1c13bf4870b937caef85a21",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__clean",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__clean",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -690,7 +701,7 @@ CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
     sha1="1e55558741707eccb029181d796ae70d44fa963f",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__configure",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -845,7 +856,7 @@ COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
     sha1="d4739663b83ee03296bf98d272b9cfa860f16f1d",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__counts",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__counts",
     read_only=True,
     keys=(5, 5),
     key_names=("waiting", "delayed", "leased", "dead", "parked"),
@@ -906,7 +917,7 @@ DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
     sha1="66e7f7af2f41c7a980bc027427afaaab44da0a39",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__delete_queue",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__delete_queue",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -1011,7 +1022,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__due",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1084,8 +1095,8 @@ def due(
 EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
-    sha1="6a6fe352e8598d8aeae3fb8c51c1286825c7697d",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__events",
+    sha1="2f38cc490f67e7d48e458930f79e1bbe45b11444",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1111,10 +1122,13 @@ def events(
 ) -> _rt.Call[_t.Tuple[bool, str, _t.List[_t.Tuple[str, str, str, bytes]]]]:
     """Reads the queue's events after `after`: what happened to each job, oldest first.
 
-    Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report
-    on a job append to `events` in the same call, once `configure.lua` turned events on:
-    `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its
-    `error`, `retried` (a dead job back to waiting), and `progress` with the report. The
+    Beyond the books (BullMQ's `QueueEvents`). The scripts that add, take, end, fail,
+    retry or report on a job append to `events` in the same call, once `configure.lua`
+    turned events on: `added` with its `state`, `waiting` (a delayed job come due, or a
+    flow's parent whose children ended), `active` with its `delivery`, `completed`,
+    `failed` (a delivery failed; the job is retried), `stalled` (its lease ran out; it is
+    retried) and `dead` with its `error`, `retried` (a dead job back to waiting), and
+    `progress` with the report. The
     stream keeps at most the queue's `events_max` entries: `lost` says that entries after
     `after` may have gone before they were read (the cap trimmed entries, and the oldest
     kept comes after `after`: the reader fell a whole cap behind). A
@@ -1160,7 +1174,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__extend",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1223,7 +1237,7 @@ FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
     sha1="47f95b3e2534ac0de2f1c17729a2646cc2773795",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__fire",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1335,7 +1349,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="d87c636427e142c9f970a8b4cfec7150376768ab",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__job",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__job",
     read_only=True,
     keys=(4, 4),
     key_names=("delayed", "leased", "dead", "jobs"),
@@ -1410,7 +1424,7 @@ LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
     sha1="f1b0cacaea41766add55acec48df94d71b36cf96",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__list",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__list",
     read_only=True,
     keys=(6, 6),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs"),
@@ -1495,7 +1509,7 @@ LOG = _rt.Script(
     "work_queue/log",
     path="scripts/work_queue/log.lua",
     sha1="656f966c9db2017a086abc9b4ab3368528224421",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__log",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__log",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1563,7 +1577,7 @@ LOGS = _rt.Script(
     "work_queue/logs",
     path="scripts/work_queue/logs.lua",
     sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__logs",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__logs",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1624,7 +1638,7 @@ METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
     sha1="47b181cd6d95ba16c41b25bfc8793f444090d742",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__metrics",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__metrics",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"),
@@ -1715,8 +1729,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="56ee5534e51ed79fd2eec45dfb926352b405f071",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__nack",
+    sha1="e8195d7507557dbbdcb7216b060c6c30ff96b88f",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1831,7 +1845,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__pause",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1883,7 +1897,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__paused",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1931,7 +1945,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__progress",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -2002,7 +2016,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__rate_limit_group",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -2090,7 +2104,7 @@ REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
     sha1="838886a39bf3cb2afb262099e18de5fc03a0207a",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__remove",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__remove",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "dead", "parked", "jobs"),
@@ -2160,7 +2174,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__remove_schedule",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2213,7 +2227,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="e4307f54ed582cad6f3876240fe112e8b7e9f439",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__requeue",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2284,7 +2298,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__result",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2341,7 +2355,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__resume",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2393,7 +2407,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="b768394d1b924f2a47d7870600f0189c119cb087",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__retry_dead",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2463,7 +2477,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__schedule",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2525,7 +2539,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="e5ea8a34ec38d86b666d4dc7102092261597493c",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__schedules",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2592,7 +2606,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__set_delay",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2671,7 +2685,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__set_priority",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2741,7 +2755,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__set_schedule",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2863,7 +2877,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="392b1b6c8068c84916f5ec3e61116bac87ba8e39",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__settings",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2913,8 +2927,8 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="9ac3b1b5213e3a5636d75f72aea04116ee82d59b",
-    function="rp_v0_1_0_af50fbe4dfaf__work_queue__take",
+    sha1="4ec445d8d8475731f6200767007f1ee744baa99e",
+    function="rp_v0_1_0_e8bf1858c9a3__work_queue__take",
     read_only=False,
     keys=(14, 14),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
@@ -2983,9 +2997,11 @@ def take(
     groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
     own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
     and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
-    events when they are on (`completed`; `failed` or `dead` with the error `lease ran
-    out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
-    drops up to `limit` kept results whose time has passed.
+    events when they are on: `completed` (and, for a flow's parent that may run now,
+    `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
+    delayed job come due, and `active` with its delivery for each job taken. A `done`
+    job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
+    the call drops up to `limit` kept results whose time has passed.
 
     A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
     before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -3124,8 +3140,11 @@ class WorkQueue:
         the queue's metrics (see `metrics.lua`), and in its events when they are on. A
         non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
         `result.lua` reads it; one longer than its `result_max` is refused, with the job still
-        held, so the worker can ack it without. A flow's child that ends lets its parent run
-        once it was the last one (see `add_flow.lua`).
+        held, so the worker can ack it without. With events on, an ack without a result keeps
+        an empty one for as long, so that a wait for the job tells it from a job never added.
+        A flow's child that ends lets its parent run once it was the last one (see
+        `add_flow.lua`), and with events on the parent's `waiting` follows the child's
+        `completed`.
 
         Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
@@ -3218,6 +3237,7 @@ class WorkQueue:
         (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
         of `parked` instead (a job without a group in the range of group '') and its group, unless
         it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
+        With events on (`configure.lua`), a job added appends `added` with its state.
         A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
         `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
         deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -3237,6 +3257,8 @@ class WorkQueue:
                 token, e error
             signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
                 BZPOPMIN
+            events (`{<name>}:events`): what happened to each job: event, job, and an error or
+                progress
             turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
                 take.lua)
 
@@ -3266,7 +3288,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 6 keys and 10 arguments
+                BAD_ARGS: not 7 keys and 10 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_DELAY: not whole milliseconds within its range
@@ -3290,6 +3312,7 @@ class WorkQueue:
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
                 self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
                 self._keys[KEY_TURNS],
             ],
             _args,
@@ -3325,7 +3348,8 @@ class WorkQueue:
         after this call, when `delay` is not 0), so the newest payload wins. The window ends
         with its time, whatever became of its job; an id already in the queue is refused as
         `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
-        need no window: `add.lua` refuses an id while its job is in the queue.
+        need no window: `add.lua` refuses an id while its job is in the queue. With events on,
+        a job added appends `added` with its state.
 
         Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
 
@@ -3338,6 +3362,8 @@ class WorkQueue:
                 token, e error
             signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
                 BZPOPMIN
+            events (`{<name>}:events`): what happened to each job: event, job, and an error or
+                progress
             turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
                 take.lua)
             window (`{<name>}:dedup:<dedup>`): the window's job id, expiring with the window
@@ -3374,7 +3400,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 7 keys and 14 arguments
+                BAD_ARGS: not 8 keys and 14 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_DELAY: not whole milliseconds within its range
@@ -3403,6 +3429,7 @@ class WorkQueue:
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
                 self._keys[KEY_SIGNAL],
+                self._keys[KEY_EVENTS],
                 self._keys[KEY_TURNS],
                 KEY_WINDOW.name(ADD_DEDUPLICATED.name, _names),
             ],
@@ -3853,10 +3880,13 @@ class WorkQueue:
     ) -> _rt.Call[_t.Tuple[bool, str, _t.List[_t.Tuple[str, str, str, bytes]]]]:
         """Reads the queue's events after `after`: what happened to each job, oldest first.
 
-        Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report
-        on a job append to `events` in the same call, once `configure.lua` turned events on:
-        `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its
-        `error`, `retried` (a dead job back to waiting), and `progress` with the report. The
+        Beyond the books (BullMQ's `QueueEvents`). The scripts that add, take, end, fail,
+        retry or report on a job append to `events` in the same call, once `configure.lua`
+        turned events on: `added` with its `state`, `waiting` (a delayed job come due, or a
+        flow's parent whose children ended), `active` with its `delivery`, `completed`,
+        `failed` (a delivery failed; the job is retried), `stalled` (its lease ran out; it is
+        retried) and `dead` with its `error`, `retried` (a dead job back to waiting), and
+        `progress` with the report. The
         stream keeps at most the queue's `events_max` entries: `lost` says that entries after
         `after` may have gone before they were read (the cap trimmed entries, and the oldest
         kept comes after `after`: the reader fell a whole cap behind). A
@@ -5240,9 +5270,11 @@ class WorkQueue:
         groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
         own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
         and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
-        events when they are on (`completed`; `failed` or `dead` with the error `lease ran
-        out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
-        drops up to `limit` kept results whose time has passed.
+        events when they are on: `completed` (and, for a flow's parent that may run now,
+        `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
+        delayed job come due, and `active` with its delivery for each job taken. A `done`
+        job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
+        the call drops up to `limit` kept results whose time has passed.
 
         A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
         before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or

@@ -11,6 +11,7 @@
 --- (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
 --- of `parked` instead (a job without a group in the range of group '') and its group, unless
 --- it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
+--- With events on (`configure.lua`), a job added appends `added` with its state.
 --- A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
 --- `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
 --- deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -23,6 +24,7 @@
 --- @key parked zset {<name>}:parked    held-back jobs, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg id string non-empty      the job's id, chosen by the caller: the same id is never queued twice
 --- @arg payload bytes            the job's data
@@ -36,7 +38,7 @@
 --- @arg lifo bool                 ahead of the jobs waiting at its priority, not behind them
 --- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or
 ---                               that of the job already there
---- @error BAD_ARGS               not 6 keys and 10 arguments
+--- @error BAD_ARGS               not 7 keys and 10 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -48,7 +50,7 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
---- @uses add_job turn_plan wait_turn
+--- @uses add_job turn_plan wait_turn emit
 --- @default attempts 0          JobOptions::new: the caller's max_deliveries
 --- @default backoff worker       JobOptions::new: the caller's delay
 --- @default backoff_delay 0      JobOptions::new: none
@@ -174,6 +176,20 @@ local function settings_of(stored)
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
   }
 end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id,
+      detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id)
+end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
 -- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
@@ -293,15 +309,16 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV ~= 10 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 10 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 10 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 10 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
 local parked = KEYS[3]
 local jobs = KEYS[4]
 local signal = KEYS[5]
-local turns = KEYS[6]
+local events = KEYS[6]
+local turns = KEYS[7]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -343,8 +360,8 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
-    signal ~= tag_of_keys .. ':signal' or turns ~= tag_of_keys .. ':turns' then
-  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':turns' }) do
+    signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' or turns ~= tag_of_keys .. ':turns' then
+  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':events', ':turns' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -354,9 +371,10 @@ if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or
 end
 -- End of the generated input checks.
 -- Read before the first write: the keys' types, and where the job waits for its turn.
-if redis.call('EXISTS', parked, turns) > 0 then
+if redis.call('EXISTS', parked, turns, events) > 0 then
   redis.call('ZCARD', parked)
   redis.call('ZCARD', turns)
+  redis.call('XLEN', events)
 end
 local turn, bad_turn, settings = turn_plan(jobs, turns, group)
 if turn == nil then
@@ -374,8 +392,11 @@ local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority
 if not added then
   return bad
 end
-if turn and added[1] == 1 and added[2] == 'waiting' then
-  wait_turn(turn, waiting, parked, turns, jobs, id)
-  added[2] = 'parked'
+if added[1] == 1 then
+  if turn and added[2] == 'waiting' then
+    wait_turn(turn, waiting, parked, turns, jobs, id)
+    added[2] = 'parked'
+  end
+  emit(events, settings.events_max, 'added', id, 'state', added[2])
 end
 return added

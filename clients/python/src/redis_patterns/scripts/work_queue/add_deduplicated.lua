@@ -9,12 +9,14 @@
 --- after this call, when `delay` is not 0), so the newest payload wins. The window ends
 --- with its time, whatever became of its job; an id already in the queue is refused as
 --- `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
---- need no window: `add.lua` refuses an id while its job is in the queue.
+--- need no window: `add.lua` refuses an id while its job is in the queue. With events on,
+--- a job added appends `added` with its state.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @key window string {<name>}:dedup:<dedup>  the window's job id, expiring with the window
 --- @arg id string non-empty      the job's id, chosen by the caller: the same id is never queued twice
@@ -34,7 +36,7 @@
 --- @return (string, string, string?)  'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or
 ---                               'replaced' (a window was open); the id of the job added or of the window's job;
 ---                               its state, nil when that job is gone
---- @error BAD_ARGS               not 7 keys and 14 arguments
+--- @error BAD_ARGS               not 8 keys and 14 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -50,7 +52,7 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
---- @uses add_job turn_plan wait_turn
+--- @uses add_job turn_plan wait_turn emit
 --- @default attempts 0          JobOptions::new: the caller's max_deliveries
 --- @default backoff worker       JobOptions::new: the caller's delay
 --- @default backoff_delay 0      JobOptions::new: none
@@ -178,6 +180,20 @@ local function settings_of(stored)
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
   }
 end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id,
+      detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id)
+end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
 -- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
@@ -297,16 +313,17 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 7 or #ARGV ~= 14 then
-  return redis.error_reply('BAD_ARGS expected 7 keys and 14 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV ~= 14 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and 14 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
 local parked = KEYS[3]
 local jobs = KEYS[4]
 local signal = KEYS[5]
-local turns = KEYS[6]
-local window = KEYS[7]
+local events = KEYS[6]
+local turns = KEYS[7]
+local window = KEYS[8]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -364,8 +381,8 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
-    signal ~= tag_of_keys .. ':signal' or turns ~= tag_of_keys .. ':turns' then
-  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':turns' }) do
+    signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' or turns ~= tag_of_keys .. ':turns' then
+  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':events', ':turns' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -375,15 +392,16 @@ if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or
 end
 if window ~= tag_of_keys .. ':dedup:' .. dedup then
   return redis.error_reply(
-      'BAD_KEYS KEYS[7] must be {<name>}:dedup:<dedup> with <name> as in waiting and <dedup> = ARGV[11], got ' ..
+      'BAD_KEYS KEYS[8] must be {<name>}:dedup:<dedup> with <name> as in waiting and <dedup> = ARGV[11], got ' ..
       shown(window))
 end
 -- End of the generated input checks.
 -- Read before the first write: the keys' types, where the job waits for its turn, and the
 -- window.
-if redis.call('EXISTS', parked, turns) > 0 then
+if redis.call('EXISTS', parked, turns, events) > 0 then
   redis.call('ZCARD', parked)
   redis.call('ZCARD', turns)
+  redis.call('XLEN', events)
 end
 local turn, bad_turn, settings = turn_plan(jobs, turns, group)
 if turn == nil then
@@ -427,4 +445,5 @@ if turn and added[2] == 'waiting' then
   added[2] = 'parked'
 end
 redis.call('SET', window, id, 'PX', string.format('%d', ttl))
+emit(events, settings.events_max, 'added', id, 'state', added[2])
 return { 'added', id, added[2] }

@@ -518,6 +518,7 @@ if tonumber(deliveries) >= max_deliveries then
   local moved = child_ended(jobs, waiting, dead, parent, id, false, now)
   if moved == 'waiting' then
     wake_workers(signal)
+    emit(events, settings.events_max, 'waiting', parent.id)
   elseif moved == 'dead' then
     emit(events, settings.events_max, 'dead', parent.id, 'error', 'child ' .. id .. ' failed')
   end

@@ -24,9 +24,11 @@
 --- groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
 --- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
 --- and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
---- events when they are on (`completed`; `failed` or `dead` with the error `lease ran
---- out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
---- drops up to `limit` kept results whose time has passed.
+--- events when they are on: `completed` (and, for a flow's parent that may run now,
+--- `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
+--- delayed job come due, and `active` with its delivery for each job taken. A `done`
+--- job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
+--- the call drops up to `limit` kept results whose time has passed.
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -770,7 +772,8 @@ for i = 1, #done, 3 do
   if too_big then
     return too_big
   end
-  if result ~= '' then
+  -- With events on, an ack without a result keeps an empty one (see ack.lua).
+  if result ~= '' or settings.events_max > 0 then
     results_of[#results_of + 1] = { id = id, result = result }
   end
   finished[id] = group
@@ -1317,7 +1320,9 @@ for _, id in ipairs(finished) do
   end
   emit(events, settings.events_max, 'completed', id)
   -- The last child of a flow to end lets its parent run (workers are woken below).
-  child_ended(jobs, waiting, false, parents[id], id, true, now)
+  if child_ended(jobs, waiting, false, parents[id], id, true, now) then
+    emit(events, settings.events_max, 'waiting', parents[id].id)
+  end
 end
 for _, kept_result in ipairs(results_of) do
   keep_result(results, kept, kept_result.id, kept_result.result, now, settings.result_ttl)
@@ -1341,13 +1346,16 @@ for i, id in ipairs(lapsed) do
       redis.call('ZADD', dead, now_text, id)
       redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
       emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
-      if child_ended(jobs, waiting, dead, parents[id], id, false, now) == 'dead' then
+      local parent_now = child_ended(jobs, waiting, dead, parents[id], id, false, now)
+      if parent_now == 'dead' then
         emit(events, settings.events_max, 'dead', parents[id].id, 'error', 'child ' .. id .. ' failed')
+      elseif parent_now == 'waiting' then
+        emit(events, settings.events_max, 'waiting', parents[id].id)
       end
     else
       redis.call('ZADD', waiting, string.format('%d', record.rank), id)
       redis.call('HSET', jobs, 's:' .. id, 'waiting')
-      emit(events, settings.events_max, 'failed', id, 'error', 'lease ran out')
+      emit(events, settings.events_max, 'stalled', id, 'error', 'lease ran out')
     end
   end
 end
@@ -1357,6 +1365,7 @@ for i, id in ipairs(due) do
   if due_ranks[i] then
     redis.call('ZADD', waiting, string.format('%d', due_ranks[i]), id)
     redis.call('HSET', jobs, 's:' .. id, 'waiting')
+    emit(events, settings.events_max, 'waiting', id)
   else
     -- No record (deleted by hand): nothing to wait for.
     redis.call('HDEL', jobs, 's:' .. id)
@@ -1455,6 +1464,7 @@ for _, step in ipairs(plan) do
     end
   else
     local held, deadline = lease_job(id, step.delivery)
+    emit(events, settings.events_max, 'active', id, 'delivery', string.format('%d', step.delivery))
     if step.queue_slot then
       redis.call('HSET', jobs, '#qs:' .. step.queue_slot, now_text, '#qn', string.format('%d', queue_ring.started))
     end
