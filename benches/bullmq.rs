@@ -65,6 +65,11 @@
 //!   (metrics are off by default), BullMQ's Workers with `metrics: { maxDataPoints: 1440 }`, bullmq-official's
 //!   with `metrics(MetricsOptions { max_data_points: 1440 })`. Beside *8 workers, one
 //!   job per call*, it shows what metrics cost each side.
+//! - *8 workers, one job per call, deduplication windows*: the same flow with each job
+//!   added under a deduplication id of its own (`d-<n>`) with a window of a minute
+//!   ([`Extra::Dedup`]), so every add opens a window and adds: the crate's
+//!   [`WorkQueue::add_deduplicated`], BullMQ's and bullmq-official's `deduplication: {
+//!   id, ttl: 60000 }`. Beside *8 workers, one job per call*, it shows what a window costs.
 //!
 //! **Metrics off elsewhere.** The crate's queue keeps no metrics unless configured to,
 //! as the peers' defaults; every other cell (and the idle pickups) runs it so
@@ -127,10 +132,10 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
-use redis_patterns::Batch;
 use redis_patterns::work_queue::{
-    Job, JobOptions, Limits, MAX_TAKE, Settings, Stop, WorkQueue, Worker,
+    Deduplication, Job, JobOptions, Limits, MAX_TAKE, Settings, Stop, WorkQueue, Worker,
 };
+use redis_patterns::{Batch, Op};
 
 #[path = "../tests/it/server.rs"]
 mod server;
@@ -149,7 +154,7 @@ const PAYLOAD: &[u8; 100] = &[b'x'; 100];
 /// The throughput cells, in the table's order. A new cell is a line here (and, for a new
 /// flow, a field of [`Spec`] that [`crate_cell`], bench.mjs and the bullmq-official
 /// program read).
-const CELLS: [Spec; 7] = [
+const CELLS: [Spec; 8] = [
     Spec::concurrent(1, 1),
     Spec::concurrent(8, 1),
     Spec::concurrent(1, BATCH),
@@ -157,6 +162,7 @@ const CELLS: [Spec; 7] = [
     Spec::paused(8, 1),
     Spec::concurrent(8, 1).with(Extra::Limits),
     Spec::concurrent(8, 1).with(Extra::Metrics),
+    Spec::concurrent(8, 1).with(Extra::Dedup),
 ];
 
 /// One throughput cell: W producers and W workers (a connection each), `per` jobs per
@@ -182,6 +188,8 @@ enum Extra {
     Metrics,
     /// Limits on every side that do not bind at the bench's pace ([`crate_settings`]).
     Limits,
+    /// Every job added under a deduplication id of its own, with a window of a minute.
+    Dedup,
 }
 
 /// The groups the crate's jobs are spread over in the limits cell: job n in `g{n % 16}`.
@@ -216,6 +224,7 @@ impl Spec {
             "mode": "throughput", "queue": queue, "workers": self.workers,
             "per": self.per, "jobs": jobs, "paused": self.paused,
             "metrics": self.extra == Extra::Metrics, "limits": self.extra == Extra::Limits,
+            "dedup": self.extra == Extra::Dedup,
         })
     }
 
@@ -234,6 +243,7 @@ impl Spec {
             Extra::None => flow,
             Extra::Metrics => format!("{flow}, metrics on"),
             Extra::Limits => format!("{flow}, limits on"),
+            Extra::Dedup => format!("{flow}, deduplication windows"),
         }
     }
 }
@@ -392,21 +402,29 @@ fn crate_pickup(
 }
 
 /// One producer of a throughput cell: jobs `p`, `p + workers`, … one add per call when
-/// `per` is 1, else `per` adds in one `Batch`; with `groups`, job n in group `g{n % 16}`;
-/// notes when each add returned ([`Flow::added`]).
+/// `per` is 1, else `per` adds in one `Batch`; with limits, job n in group `g{n % 16}`;
+/// with deduplication, job n under the deduplication id `d-<n>` with a window of a
+/// minute; notes when each add returned ([`Flow::added`]).
 async fn crate_produce(
     con: &mut MultiplexedConnection,
     flow: &Flow,
-    (p, workers, per, groups): (usize, usize, usize, bool),
+    (p, workers, per, extra): (usize, usize, usize, Extra),
 ) {
     let queue = &flow.queue;
-    let add = |n: usize| {
+    let add = |n: usize| -> Op<()> {
         let id = format!("j-{n}");
-        if groups {
-            let options = JobOptions::new().group(format!("g{}", n % GROUPS));
-            queue.add_with(&id, PAYLOAD, options)
-        } else {
-            queue.add(&id, PAYLOAD)
+        match extra {
+            Extra::Limits => {
+                let options = JobOptions::new().group(format!("g{}", n % GROUPS));
+                queue.add_with(&id, PAYLOAD, options).map(|_| Ok(()))
+            }
+            Extra::Dedup => {
+                let window = Deduplication::new(format!("d-{n}"), Duration::from_secs(60));
+                queue
+                    .add_deduplicated(&id, PAYLOAD, JobOptions::new(), &window.unwrap())
+                    .map(|_| Ok(()))
+            }
+            Extra::None | Extra::Metrics => queue.add(&id, PAYLOAD).map(|_| Ok(())),
         }
     };
     let mine: Vec<usize> = (p..flow.jobs).step_by(workers).collect();
@@ -448,7 +466,7 @@ struct Cell {
 fn crate_settings(extra: Extra) -> Settings {
     let ms = Duration::from_millis;
     match extra {
-        Extra::None => Settings::new(),
+        Extra::None | Extra::Dedup => Settings::new(),
         Extra::Metrics => Settings::new().metrics_minutes(1440).unwrap(),
         Extra::Limits => {
             let group = Limits::new().concurrency(4).unwrap();
@@ -474,7 +492,6 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
         paused,
         extra,
     } = spec;
-    let groups = extra == Extra::Limits;
     let base = Instant::now();
     let flow = Arc::new(Flow {
         queue: WorkQueue::new(name).unwrap(),
@@ -511,7 +528,7 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
             let (flow, mut con) = (flow.clone(), connect());
             runtime.spawn(async move {
                 flow.go.wait().await;
-                crate_produce(&mut con, &flow, (p, workers, per, groups)).await;
+                crate_produce(&mut con, &flow, (p, workers, per, extra)).await;
             })
         })
         .collect();
@@ -1079,7 +1096,7 @@ fn main() {
         println!("{}", compare_row(&spec.label(), row, 1));
     }
     println!(
-        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency of a batch (10) and a bulk add of a batch in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack; limits on: limits that do not bind (the crate: 16 groups of at most 4 held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per 10 ms; the peers: global concurrency 64 and a limiter of 1,000 per 10 ms, no groups); metrics on: 1,440 minutes kept on every side, which the crate's other rows turn off)"
+        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency of a batch (10) and a bulk add of a batch in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack; limits on: limits that do not bind (the crate: 16 groups of at most 4 held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per 10 ms; the peers: global concurrency 64 and a limiter of 1,000 per 10 ms, no groups); metrics on: 1,440 minutes kept on every side, which the crate's other rows turn off; deduplication windows: each job added under a deduplication id of its own with a window of a minute, on every side)"
     );
 
     // Where the time went: the client's own CPU, and whether the producers or the

@@ -21,7 +21,9 @@
 //   global concurrency 64 (`queue.setGlobalConcurrency(64)`, untimed) and each Worker's
 //   `limiter: { max: 1000, duration: 10 }` (BullMQ's open-source package has no groups,
 //   so no per-group limits as on the crate's side). With `metrics`, each Worker keeps
-//   per-minute metrics (`metrics: { maxDataPoints: 1440 }`, a day as the crate's).
+//   per-minute metrics (`metrics: { maxDataPoints: 1440 }`, a day as the crate's). With
+//   `dedup`, job n is added under the deduplication id `d-<n>` with a window of a minute
+//   (`deduplication: { id, ttl: 60000 }`): every add opens a window and adds.
 // - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //   pause in [0, gapMs), add, wait until the job is completed, again.
 //
@@ -75,13 +77,21 @@ async function throughput({
   paused = false,
   limits = false,
   metrics = false,
+  dedup = false,
 }) {
-  const flow = { workers, per, paused, limits, metrics };
+  const flow = { workers, per, paused, limits, metrics, dedup };
   if (warm > 0) await throughputOn(`${name}-warm`, { ...flow, jobs: warm });
   return throughputOn(name, { ...flow, jobs });
 }
 
-async function throughputOn(name, { workers, per, jobs, paused, limits, metrics }) {
+async function throughputOn(name, { workers, per, jobs, paused, limits, metrics, dedup }) {
+  // With `dedup`, each job is added under a deduplication id of its own with a window of
+  // a minute (`deduplication: { id, ttl }`), so every add opens a window and adds.
+  const optsOf = (n) => ({
+    ...JOB_OPTS,
+    jobId: `j-${n}`,
+    ...(dedup ? { deduplication: { id: `d-${n}`, ttl: 60000 } } : {}),
+  });
   const added = new Float64Array(jobs);
   const started = new Float64Array(jobs);
   const producers = [];
@@ -127,11 +137,9 @@ async function throughputOn(name, { workers, per, jobs, paused, limits, metrics 
     for (let i = 0; i < mine.length; i += per) {
       const chunk = mine.slice(i, i + per);
       if (per === 1) {
-        await queue.add('j', DATA, { ...JOB_OPTS, jobId: `j-${chunk[0]}` });
+        await queue.add('j', DATA, optsOf(chunk[0]));
       } else {
-        await queue.addBulk(
-          chunk.map((n) => ({ name: 'j', data: DATA, opts: { ...JOB_OPTS, jobId: `j-${n}` } })),
-        );
+        await queue.addBulk(chunk.map((n) => ({ name: 'j', data: DATA, opts: optsOf(n) })));
       }
       const now = performance.now();
       for (const n of chunk) added[n] = now;

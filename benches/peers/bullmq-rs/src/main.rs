@@ -24,7 +24,9 @@
 //!   bind at the bench's pace, as on BullMQ's side: the queue's global concurrency 64
 //!   (`set_global_concurrency(64)`, untimed) and each Worker's `limiter` of 1,000 jobs
 //!   per 10 ms (no groups: BullMQ's open-source design has none). With `metrics`, each
-//!   Worker keeps per-minute metrics (`MetricsOptions`, 1,440 data points).
+//!   Worker keeps per-minute metrics (`MetricsOptions`, 1,440 data points). With
+//!   `dedup`, job n is added under the deduplication id `d-<n>` with a window of a
+//!   minute (`DeduplicationOptions { id, ttl }`): every add opens a window and adds.
 //! - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //!   pause in [0, gapMs), add, wait until the job is completed, again.
 //!
@@ -42,7 +44,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bullmq::options::RedisConnectionOptions;
+use bullmq::options::{DeduplicationOptions, RedisConnectionOptions};
 use bullmq::types::RemoveOnFinish;
 use bullmq::worker::{CancellationToken, WorkerEvent};
 use bullmq::{
@@ -65,6 +67,8 @@ struct Cell {
     limits: bool,
     /// Per-minute metrics, 1,440 data points.
     metrics: bool,
+    /// Each job added under a deduplication id of its own, with a window of a minute.
+    dedup: bool,
     pickups: usize,
     gap_ms: u64,
 }
@@ -75,11 +79,19 @@ fn data() -> Value {
 }
 
 /// Every job's options: kept by nobody once finished, and the bench's own id.
-fn job_opts(n: usize) -> JobOptions {
-    JobOptions::new()
+fn job_opts(n: usize, dedup: bool) -> JobOptions {
+    let opts = JobOptions::new()
         .remove_on_complete(RemoveOnFinish::Bool(true))
         .remove_on_fail(RemoveOnFinish::Bool(true))
-        .job_id(format!("j-{n}"))
+        .job_id(format!("j-{n}"));
+    if !dedup {
+        return opts;
+    }
+    opts.deduplication(DeduplicationOptions {
+        id: format!("d-{n}"),
+        ttl: Some(60_000),
+        ..DeduplicationOptions::default()
+    })
 }
 
 /// The job's number, from its id `j-<n>`.
@@ -225,6 +237,7 @@ async fn throughput_on(cell: &Cell, name: &str, jobs: usize) -> Value {
     let mut probe = probe(cell).await;
     // Producer p adds jobs p, p + workers, … one call at a time (`per` at a time with
     // add_bulk).
+    let dedup = cell.dedup;
     let produce = |p: usize, queue: Queue| {
         let added = added.clone();
         async move {
@@ -233,13 +246,13 @@ async fn throughput_on(cell: &Cell, name: &str, jobs: usize) -> Value {
                 if let [n] = chunk {
                     queue
                         .add("j", data())
-                        .options(job_opts(*n))
+                        .options(job_opts(*n, dedup))
                         .await
                         .expect("add");
                 } else {
                     let bulk = chunk
                         .iter()
-                        .map(|&n| BulkJob::with_options("j", data(), job_opts(n)))
+                        .map(|&n| BulkJob::with_options("j", data(), job_opts(n, dedup)))
                         .collect();
                     queue.add_bulk(bulk).await.expect("add_bulk");
                 }
@@ -350,7 +363,7 @@ async fn pickup(cell: &Cell) -> Value {
         tokio::time::sleep(pause).await;
         queue
             .add("j", data())
-            .options(job_opts(n))
+            .options(job_opts(n, false))
             .await
             .expect("add");
         let added = Instant::now();
@@ -403,6 +416,7 @@ async fn main() {
         paused: v["paused"].as_bool().unwrap_or(false),
         limits: v["limits"].as_bool().unwrap_or(false),
         metrics: v["metrics"].as_bool().unwrap_or(false),
+        dedup: v["dedup"].as_bool().unwrap_or(false),
         pickups: num("pickups", 20) as usize,
         gap_ms: num("gapMs", 250),
     };
