@@ -49,6 +49,8 @@ pub mod resource_pool;
 pub mod row_cache;
 pub mod rw_lock;
 pub mod semaphore;
+#[cfg(all(feature = "sentinel", feature = "aio"))]
+pub mod sentinel;
 pub mod session;
 pub mod short_url;
 pub mod stack;

@@ -82,6 +82,7 @@ pub(super) fn jitter(most: Duration) -> Duration {
 /// | `MASTERDOWN` | a replica that lost its primary (`replica-serve-stale-data no`) |
 /// | `TRYAGAIN`, `CLUSTERDOWN` | a cluster moving slots, or with slots uncovered |
 /// | `BUSY` | a server running a long script |
+/// | (sentinel) no primary found | the sentinels name no primary that answers as one: a failover under way |
 ///
 /// Every other error (a script's declared code, `NOPERM`, `WRONGTYPE`, `OOM`, …) is
 /// fatal: the loop returns it.
@@ -92,6 +93,7 @@ pub fn is_transient(err: &Error) -> bool {
                 || err.is_connection_dropped()
                 || err.is_connection_refusal()
                 || err.is_timeout()
+                || err.kind() == redis::ErrorKind::MasterNameNotFoundBySentinel
                 || err
                     .code()
                     .is_some_and(|code| TRANSIENT_CODES.contains(&code))

@@ -79,8 +79,10 @@ pub struct WorkReport {
 }
 
 /// What a [`Worker`] opens its connections with, and opens again when one fails:
-/// [`redis::Client`], or [`redis::cluster::ClusterClient`] (feature `cluster`), or your
-/// own (one that asks Sentinel, or a list of servers, which node is the primary now).
+/// [`redis::Client`], [`redis::cluster::ClusterClient`] (feature `cluster`),
+/// a `Mutex<redis::sentinel::SentinelClient>` (feature `sentinel`: the primary the
+/// sentinels name at each new connection), or your own (a list of servers, asked which is the
+/// primary now).
 pub trait Connect: Sync {
     /// A new connection.
     fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>>;
@@ -89,6 +91,34 @@ pub trait Connect: Sync {
 impl Connect for redis::Client {
     fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>> {
         Ok(Box::new(self.get_connection()?))
+    }
+}
+
+/// The primary the sentinels name now (feature `sentinel`), through a
+/// `redis::sentinel::SentinelClient` in a `Mutex` (it needs `&mut` to ask): each new
+/// connection asks the sentinels, so a loop whose connection failed after a failover
+/// finds the new primary.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::sync::Mutex;
+/// use redis::sentinel::{SentinelClient, SentinelServerType};
+/// use redis_patterns::work_queue::{Stop, WorkQueue};
+///
+/// let sentinels = vec!["redis://10.0.0.1:26379", "redis://10.0.0.2:26379", "redis://10.0.0.3:26379"];
+/// let client = SentinelClient::build(sentinels, "jobs".into(), None, SentinelServerType::Master)?;
+/// let client = Mutex::new(client);
+/// let queue = WorkQueue::new("emails")?;
+/// let report = queue.worker().run(&client, &Stop::new(), |job| send(&job.payload))?;
+/// # Ok(()) }
+/// # fn send(_: &[u8]) -> Result<(), String> { Ok(()) }
+/// ```
+#[cfg(feature = "sentinel")]
+impl Connect for std::sync::Mutex<redis::sentinel::SentinelClient> {
+    fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>> {
+        // A panic elsewhere while asking leaves the client as usable as before.
+        let mut client = self.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(Box::new(client.get_connection()?))
     }
 }
 

@@ -59,6 +59,7 @@ mod row_cache;
 mod runtime;
 mod rw_lock;
 mod semaphore;
+mod sentinel;
 mod session;
 mod sharing;
 mod short_url;

@@ -33,6 +33,25 @@ pub struct RedisProcess {
 impl RedisProcess {
     /// Starts a server with `extra` arguments on a free port, and waits until it answers.
     pub fn start(extra: &[&str]) -> RedisProcess {
+        RedisProcess::start_with(extra, None)
+    }
+
+    /// Starts a sentinel (`redis-server <its config> --sentinel`) on a free port that
+    /// monitors `primary` as `name`, with a quorum of 2: it calls the primary down after
+    /// 400 ms without an answer, and gives a failover 4 s.
+    pub fn start_sentinel(primary: &RedisProcess, name: &str) -> RedisProcess {
+        let config = format!(
+            "sentinel monitor {name} 127.0.0.1 {} 2\n\
+             sentinel down-after-milliseconds {name} 400\n\
+             sentinel failover-timeout {name} 4000\n",
+            primary.port()
+        );
+        RedisProcess::start_with(&["--sentinel"], Some(&config))
+    }
+
+    /// [`start`](Self::start), with `config` written to `redis.conf` in the server's
+    /// folder and given as its configuration file (a sentinel needs one it can rewrite).
+    fn start_with(extra: &[&str], config: Option<&str>) -> RedisProcess {
         let mut last_log = String::new();
         // The free port can be taken by someone else before the server binds it.
         sweep_stale_folders();
@@ -41,7 +60,12 @@ impl RedisProcess {
             let dir = scratch_dir().join(format!("redis-{}-{port}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("cannot create the server's folder");
-            let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+            let mut extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+            if let Some(config) = config {
+                let path = dir.join("redis.conf");
+                std::fs::write(&path, config).expect("cannot write the server's config");
+                extra.insert(0, path.display().to_string());
+            }
             let child = spawn(port, &dir, &extra);
             let mut server = RedisProcess {
                 child,
@@ -311,6 +335,12 @@ impl RedisCluster {
 /// Spawns `redis-server` on `port`, in and writing to `dir`, tied to this process.
 fn spawn(port: u16, dir: &std::path::Path, extra: &[String]) -> Child {
     let mut cmd = Command::new(server_bin());
+    // A configuration file comes first (start_with puts it first in `extra`).
+    let (config, extra) = match extra.first() {
+        Some(first) if first.ends_with(".conf") => (Some(first), &extra[1..]),
+        _ => (None, extra),
+    };
+    cmd.args(config);
     cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
         .arg("--dir")
