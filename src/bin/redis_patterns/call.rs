@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use redis::Value;
-use redis_patterns::{Param, Script, ScriptCall, float_from_text, integer_from_text};
+use redis_patterns::{Param, PresetValue, Script, ScriptCall, float_from_text, integer_from_text};
 
 use super::shared::{FLOAT, Failure, WHOLE, WHOLE_0, uint_from_text};
 
@@ -186,14 +186,23 @@ pub(crate) fn call(
         _ => {}
     }
     let fixed = script.args.iter().filter(|p| !p.variadic).count();
-    if args.len() < fixed {
+    // Arguments left out at the end take their `@default`, as the Rust API gives them.
+    let mut args = args.to_vec();
+    while args.len() < fixed {
         let missing = &script.args[args.len()];
-        return Err(Failure::usage(format!(
-            "{} needs `{}` ({}); `redis-patterns show {}` lists its arguments",
-            script.name, missing.name, missing.ty, script.name
-        )));
+        let default = match script.default_of(missing.name) {
+            Some(PresetValue::Text(text)) => text.to_string(),
+            Some(PresetValue::SameAs(other)) => {
+                match script.args.iter().position(|a| a.name == *other) {
+                    Some(at) if at < args.len() => args[at].clone(),
+                    _ => return Err(needs(script, missing)),
+                }
+            }
+            None => return Err(needs(script, missing)),
+        };
+        args.push(default);
     }
-    for (param, value) in script.args.iter().zip(args) {
+    for (param, value) in script.args.iter().zip(&args) {
         if !param.variadic {
             call = add_arg(call, param, value)?;
         }
@@ -210,6 +219,14 @@ pub(crate) fn call(
         _ => {}
     }
     Ok(call.finish())
+}
+
+/// What a call that leaves out `missing` (which has no `@default`) is told.
+fn needs(script: &Script, missing: &Param) -> Failure {
+    Failure::usage(format!(
+        "{} needs `{}` ({}); `redis-patterns show {}` lists its arguments",
+        script.name, missing.name, missing.ty, script.name
+    ))
 }
 
 /// The values of the variadic argument `param`, each converted to its type.
