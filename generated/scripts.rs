@@ -10905,7 +10905,7 @@ pub mod work_queue {
     pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
         name: "work_queue/add_deduplicated",
         path: "scripts/work_queue/add_deduplicated.lua",
-        sha1: "933b0a68dfbd7d38b17d4a078a865ce5e9aa35de",
+        sha1: "4b46ec8e564aee54acbe3003be0dd4c4c3cc84f0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
         flags: &[],
         summary: "Adds a job unless one was added under the same deduplication id within its window.",
@@ -10932,7 +10932,7 @@ pub mod work_queue {
             crate::Param { name: "backoff_max", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the exponential backoff's longest delay", template: None },
             crate::Param { name: "lifo", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ahead of the jobs waiting at its priority, not behind them", template: None },
             crate::Param { name: "dedup", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the deduplication id", template: None },
-            crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long the window lasts", template: None },
+            crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the window lasts", template: None },
             crate::Param { name: "extend", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "a call within the window starts it again", template: None },
             crate::Param { name: "replace", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "a call within the window replaces the payload of its job while that job waits", template: None },
         ],
@@ -10982,7 +10982,7 @@ pub mod work_queue {
     #[doc = " need no window: `add.lua` refuses an id while its job is in the queue. With events on,"]
     #[doc = " a job added appends `added` with its state."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `933b0a68dfbd7d38b17d4a078a865ce5e9aa35de`)."]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `4b46ec8e564aee54acbe3003be0dd4c4c3cc84f0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11006,7 +11006,7 @@ pub mod work_queue {
     #[doc = " - `backoff_max` (`ms`, from 0 to 1000000000000 ms): the exponential backoff's longest delay"]
     #[doc = " - `lifo` (`bool`): ahead of the jobs waiting at its priority, not behind them"]
     #[doc = " - `dedup` (`string`, not empty): the deduplication id"]
-    #[doc = " - `ttl` (`ms`, from 1 to 1000000000000 ms): how long the window lasts"]
+    #[doc = " - `ttl` (`ms`, from 1 to 999999999999999 ms): how long the window lasts"]
     #[doc = " - `extend` (`bool`): a call within the window starts it again"]
     #[doc = " - `replace` (`bool`): a call within the window replaces the payload of its job while that job waits"]
     #[doc = ""]

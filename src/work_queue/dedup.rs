@@ -10,8 +10,8 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
 
-/// The longest window ([`Deduplication::new`]).
-pub const MAX_WINDOW: Duration = Duration::from_millis(1_000_000_000_000);
+/// The longest window ([`Deduplication::new`]): what `SET … PX` takes.
+pub const MAX_WINDOW: Duration = Duration::from_millis(999_999_999_999_999);
 
 /// A deduplication window for [`add_deduplicated`](WorkQueue::add_deduplicated): the first
 /// add of its id adds the job and opens the window; an add within it adds nothing.
@@ -46,7 +46,10 @@ impl Deduplication {
         if ttl < Duration::from_millis(1) || ttl > MAX_WINDOW {
             return Err(Error::invalid(
                 "deduplication window",
-                format!("must be from 1 ms to 10^12 ms, got {} ms", ttl.as_millis()),
+                format!(
+                    "must be from 1 ms to 10^15 - 1 ms, got {} ms",
+                    ttl.as_millis()
+                ),
             ));
         }
         Ok(Deduplication {

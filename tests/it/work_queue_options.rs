@@ -619,7 +619,7 @@ fn bad_deduplication_is_refused_and_writes_nothing() {
         "deduplication window",
     );
     assert_invalid(
-        Deduplication::new("x", Duration::from_millis(1_000_000_000_001)),
+        Deduplication::new("x", Duration::from_millis(1_000_000_000_000_000)),
         "deduplication window",
     );
     let db = harness::fresh_db();
