@@ -8,5 +8,7 @@ pub mod functions;
 pub(crate) mod key_check;
 pub(crate) mod lines;
 pub(crate) mod manifest;
+pub(crate) mod client;
 pub(crate) mod python;
+
 pub(crate) mod rust;
