@@ -1,0 +1,48 @@
+/**
+ * redis-patterns: Redis application patterns, each multi-step operation one Lua script run
+ * in one round trip, with a typed function per script and a class per family generated
+ * from the scripts' headers (`./generated/`), on ioredis.
+ *
+ * ```ts
+ * import { Redis } from "ioredis";
+ * import { FencedLock } from "redis-patterns";
+ *
+ * const redis = new Redis();
+ * const token = await new FencedLock("lock:report").acquire(30_000).run(redis);
+ * ```
+ *
+ * @module
+ */
+
+export * from "./generated/index.js";
+export {
+  BOOL,
+  BYTES,
+  Call,
+  type Bytes,
+  type Client,
+  type Command,
+  DECIMAL,
+  type Decode,
+  FLOAT,
+  Form,
+  INT,
+  type Int,
+  type Ms,
+  NIL,
+  NOSCRIPT_ATTEMPTS,
+  Param,
+  STR,
+  Script,
+  UINT,
+  floatFromText,
+  functionsLibrary,
+  integerFromText,
+  listOf,
+  loadFunctions,
+  loadScript,
+  opt,
+  tupleOf,
+} from "./runtime.js";
+export { Batch, Slot, keySlot, pipeline, transaction } from "./batch.js";
+export { InvalidInput, RanOutsideTransaction, RedisPatternsError, ScriptError, UnexpectedReply } from "./errors.js";

@@ -1,0 +1,143 @@
+/**
+ * Throwaway redis-server processes on free loopback ports, started by the tests
+ * themselves (REDIS_SERVER_BIN, or redis-server from the PATH). Waits poll the server.
+ */
+
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { Redis, type RedisOptions } from "ioredis";
+
+export const BINARY = process.env["REDIS_SERVER_BIN"] ?? "redis-server";
+
+/** A port nobody listens on, as the kernel hands one out. */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Asks `ready` until it answers true; fails naming `what` after `seconds`. */
+export async function poll(ready: () => boolean | Promise<boolean>, what: string, seconds = 30): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not after ${seconds} s`);
+    await sleep(5);
+  }
+}
+
+/** A redis-server on a free port of 127.0.0.1, in a folder of its own. */
+export class Server {
+  readonly port: number;
+  readonly dir: string;
+  readonly process: ChildProcess;
+  readonly #clients: Redis[] = [];
+
+  private constructor(port: number, dir: string, child: ChildProcess) {
+    this.port = port;
+    this.dir = dir;
+    this.process = child;
+  }
+
+  static async start(...extra: string[]): Promise<Server> {
+    if (spawnSync(BINARY, ["--version"]).error !== undefined) {
+      throw new Error(
+        `\`${BINARY}\` not found; install it with \`sudo apt-get install redis-server\` (Debian, ` +
+          "Ubuntu), or set REDIS_SERVER_BIN to its path",
+      );
+    }
+    const dir = mkdtempSync(join(tmpdir(), "redis-patterns-ts-"));
+    let log = "";
+    // The free port can be taken by someone else before the server binds it.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const port = await freePort();
+      const child = spawn(
+        BINARY,
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+          "--dir", dir, "--logfile", "redis.log", ...extra],
+        { cwd: dir, stdio: "ignore" },
+      );
+      const server = new Server(port, dir, child);
+      try {
+        await poll(() => server.answers(), "redis-server", 10);
+        return server;
+      } catch {
+        child.kill("SIGKILL");
+        log = server.log();
+      }
+    }
+    throw new Error(`redis-server did not start; its log:\n${log}`);
+  }
+
+  private async answers(): Promise<boolean> {
+    if (this.process.exitCode !== null) throw new Error("exited");
+    const client = new Redis({ port: this.port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on("error", () => {});
+    try {
+      await client.connect();
+      return (await client.ping()) === "PONG";
+    } catch {
+      return false;
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** A client of this server, closed with it. */
+  client(options: RedisOptions = {}): Redis {
+    const client = new Redis({ port: this.port, host: "127.0.0.1", ...options });
+    this.#clients.push(client);
+    return client;
+  }
+
+  log(): string {
+    try {
+      return readFileSync(join(this.dir, "redis.log"), "utf8");
+    } catch {
+      return "";
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const client of this.#clients) client.disconnect();
+    const exited = new Promise((resolve) => this.process.once("exit", resolve));
+    this.process.kill("SIGKILL");
+    if (this.process.exitCode === null && this.process.signalCode === null) await exited;
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A client of a port nobody listens on: any I/O on it fails. */
+export async function deadClient(): Promise<Redis> {
+  const client = new Redis({
+    port: await freePort(),
+    host: "127.0.0.1",
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on("error", () => {});
+  return client;
+}
+
+/** Every key of the keyspace, serialised (DUMP), sorted by key. */
+export async function dump(client: Redis): Promise<[string, string | null][]> {
+  const keys = (await client.keys("*")).sort();
+  const out: [string, string | null][] = [];
+  for (const key of keys) {
+    const value = await client.dumpBuffer(key);
+    out.push([key, value === null ? null : value.toString("hex")]);
+  }
+  return out;
+}
