@@ -46,3 +46,22 @@ export {
 } from "./runtime.js";
 export { Batch, Slot, keySlot, pipeline, transaction } from "./batch.js";
 export { InvalidInput, RanOutsideTransaction, RedisPatternsError, ScriptError, UnexpectedReply } from "./errors.js";
+export {
+  Backoff,
+  EvictingServer,
+  type Handler,
+  IN_FLIGHT_WAIT_MS,
+  type Job,
+  JobError,
+  MAX_CONCURRENCY,
+  MAX_DELAY_MS,
+  MAX_TAKE,
+  type MemoryPolicy,
+  RateLimitGroup,
+  Unrecoverable,
+  WorkReport,
+  Worker,
+  type WorkerOptions,
+} from "./worker.js";
+export { LEASE_LOST } from "./renewals.js";
+export { type Connect, errorCode, isConnectionFailure, isTransient } from "./machine.js";

@@ -203,6 +203,8 @@ export interface ScriptSpec {
   keys: readonly [number, number | null];
   keyNames: readonly string[];
   args: readonly Param[];
+  /** The `@default` text of each argument that has one, by its header name. */
+  defaults: Readonly<Record<string, string>>;
   errors: readonly string[];
 }
 
@@ -219,6 +221,7 @@ export class Script {
   readonly keys: readonly [number, number | null];
   readonly keyNames: readonly string[];
   readonly args: readonly Param[];
+  readonly defaults: Readonly<Record<string, string>>;
   readonly errors: readonly string[];
   #source: string | null = null;
 
@@ -231,6 +234,7 @@ export class Script {
     this.keys = spec.keys;
     this.keyNames = spec.keyNames;
     this.args = spec.args;
+    this.defaults = spec.defaults;
     this.errors = spec.errors;
   }
 
@@ -238,6 +242,13 @@ export class Script {
   get source(): string {
     this.#source ??= packageText(this.path);
     return this.#source;
+  }
+
+  /** The `@arg` line of argument `name`. */
+  param(name: string): Param {
+    const found = this.args.find((p) => p.name === name);
+    if (found === undefined) throw new Error(`${this.name} has no argument \`${name}\``);
+    return found;
   }
 
   /** Whether `code` is one of the error codes this script declares. */

@@ -367,10 +367,15 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         .iter()
         .map(|arg| format!("    {},\n", param_ts(arg)))
         .collect();
+    // The `@default` texts of the arguments, for the code that reads them (the loops).
+    let defaults = object_literal(h.args.iter().filter_map(|arg| match arg_default(script, arg) {
+        Some(PresetValue::Text(text)) => Some((arg.name.clone(), ts_str(text))),
+        _ => None,
+    }));
     let value = format!(
         "new rt.Script({{\n  name: {},\n  path: {},\n  sha1: {},\n  function: {},\n  \
          readOnly: {},\n  keys: [{least}, {}],\n  keyNames: {},\n  args: [\n{}  ],\n  \
-         errors: {},\n}})",
+         defaults: {defaults},\n  errors: {},\n}})",
         ts_str(&name),
         ts_str(&shipped_path(script)),
         ts_str(&sha1(&file.source)),

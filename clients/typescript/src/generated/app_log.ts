@@ -43,6 +43,7 @@ export const COMMON = new rt.Script({
     rt.param("message", "string", "BAD_MESSAGE"),
     rt.param("keep", "uint", "BAD_KEEP", { low: 1n, high: 10000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEEP", "BAD_KEYS", "BAD_START", "BAD_COMMON"],
 });
 
@@ -123,6 +124,7 @@ export const RECENT = new rt.Script({
     rt.param("message", "string", "BAD_MESSAGE"),
     rt.param("keep", "uint", "BAD_KEEP", { low: 1n, high: 10000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEEP", "BAD_KEYS"],
 });
 

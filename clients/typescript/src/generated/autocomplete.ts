@@ -34,6 +34,7 @@ export const FEED = new rt.Script({
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("cap", "uint", "BAD_CAP", { optional: true, low: 1n, high: 1000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CONTENT", "BAD_WEIGHT", "BAD_MODE", "BAD_TTL", "BAD_CAP", "BAD_KEYS"],
 });
 
@@ -110,6 +111,7 @@ export const REMOVE = new rt.Script({
   args: [
     rt.param("content", "string", "BAD_CONTENT", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CONTENT", "BAD_KEYS"],
 });
 

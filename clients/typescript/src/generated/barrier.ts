@@ -42,6 +42,7 @@ export const ARRIVE = new rt.Script({
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
     rt.param("generation", "uint", "BAD_GENERATION", { optional: true, low: 1n, high: 1000000000000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_PARTIES", "BAD_LEASE", "BAD_GENERATION", "BAD_KEYS", "BAD_BARRIER", "BAD_HISTORY"],
 });
 
@@ -141,6 +142,7 @@ export const LEAVE = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_BARRIER"],
 });
 
@@ -207,6 +209,7 @@ export const RESET = new rt.Script({
   keyNames: ["state", "arrived", "history", "wake"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_BARRIER"],
 });
 
@@ -265,6 +268,7 @@ export const STATE = new rt.Script({
   keyNames: ["state", "arrived"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_BARRIER"],
 });
 

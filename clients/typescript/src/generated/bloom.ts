@@ -37,6 +37,7 @@ export const ADD = new rt.Script({
     rt.param("partition", "uint", "BAD_PARTITION", { low: 0n, high: 1023n }),
     rt.param("items", "bytes", "BAD_ITEMS", { variadic: true, least: 1, most: 100 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_PARTITION", "BAD_CAPACITY", "BAD_ONE_IN", "BAD_PARTITIONS", "BAD_KEYS", "BAD_PARAMS", "BAD_FILTER", "BAD_BITS"],
 });
 
@@ -127,6 +128,7 @@ export const CHECK = new rt.Script({
     rt.param("partition", "uint", "BAD_PARTITION", { low: 0n, high: 1023n }),
     rt.param("items", "bytes", "BAD_ITEMS", { variadic: true, least: 1, most: 100 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_PARTITION", "BAD_CAPACITY", "BAD_ONE_IN", "BAD_PARTITIONS", "BAD_KEYS", "BAD_PARAMS", "BAD_FILTER", "BAD_BITS"],
 });
 
@@ -205,6 +207,7 @@ export const INFO = new rt.Script({
   keyNames: ["params", "bits"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_FILTER", "BAD_BITS", "BAD_PARAMS", "BAD_PARTITION"],
 });
 

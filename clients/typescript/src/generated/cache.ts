@@ -37,6 +37,7 @@ export const CLAIM = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_KEYS"],
 });
 
@@ -111,6 +112,7 @@ export const FILL = new rt.Script({
     rt.param("content", "bytes", "BAD_CONTENT"),
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL", "BAD_KEYS"],
 });
 
@@ -178,6 +180,7 @@ export const HASH_SET = new rt.Script({
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("fields", "bytes", "BAD_FIELDS", { variadic: true, least: 2, most: 2000 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TTL", "BAD_KEYS", "BAD_FIELDS"],
 });
 

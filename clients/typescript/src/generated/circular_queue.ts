@@ -30,6 +30,7 @@ export const UNIQUE_INSERT = new rt.Script({
   args: [
     rt.param("items", "bytes", "BAD_ITEMS", { variadic: true, least: 1, most: 1000 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "DUPLICATE_ITEMS", "QUEUE_FULL"],
 });
 

@@ -30,6 +30,7 @@ export const HASH_RESET = new rt.Script({
     rt.param("field", "string", "BAD_FIELD"),
     rt.param("value", "int", "BAD_VALUE", { low: -9223372036854775808n, high: 9223372036854775807n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_VALUE", "BAD_KEYS", "NOT_INTEGER"],
 });
 

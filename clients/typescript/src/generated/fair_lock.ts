@@ -49,6 +49,7 @@ export const ACQUIRE = new rt.Script({
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
     rt.param("order", "string", "BAD_ORDER", { choices: ["fifo", "any"] }),
   ],
+  defaults: { "order": "fifo" },
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_PLACE_LEASE", "BAD_LIMIT", "BAD_ORDER", "BAD_KEYS", "BAD_OWNER", "BAD_FENCE", "BAD_QUEUE"],
 });
 
@@ -152,6 +153,7 @@ export const CANCEL = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS"],
 });
 
@@ -217,6 +219,7 @@ export const EXTEND = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_KEYS", "BAD_OWNER"],
 });
 
@@ -273,6 +276,7 @@ export const RELEASE = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_OWNER"],
 });
 

@@ -33,6 +33,7 @@ export const ACQUIRE = new rt.Script({
   args: [
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TTL", "BAD_KEYS", "BAD_FENCE"],
 });
 

@@ -33,6 +33,7 @@ export const DELETE = new rt.Script({
   args: [
     rt.param("token", "uint", "BAD_TOKEN", { low: 1n, high: 9007199254740991n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_MAX_TOKEN", "STALE_TOKEN"],
 });
 
@@ -90,6 +91,7 @@ export const FENCE = new rt.Script({
   args: [
     rt.param("token", "uint", "BAD_TOKEN", { low: 1n, high: 9007199254740991n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_MAX_TOKEN", "STALE_TOKEN"],
 });
 
@@ -149,6 +151,7 @@ export const HSET = new rt.Script({
     rt.param("token", "uint", "BAD_TOKEN", { low: 1n, high: 9007199254740991n }),
     rt.param("fields", "bytes", "BAD_FIELDS", { variadic: true, least: 2, most: 2000 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_FIELDS", "BAD_MAX_TOKEN", "STALE_TOKEN"],
 });
 
@@ -217,6 +220,7 @@ export const SET = new rt.Script({
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("value", "bytes", "BAD_VALUE"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL", "BAD_KEYS", "BAD_MAX_TOKEN", "STALE_TOKEN"],
 });
 

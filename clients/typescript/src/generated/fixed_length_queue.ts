@@ -31,6 +31,7 @@ export const ENQUEUE = new rt.Script({
     rt.param("max_length", "uint", "BAD_MAX_LENGTH", { low: 1n, high: 999999999999999n }),
     rt.param("items", "bytes", "BAD_ITEMS", { variadic: true, least: 1, most: 5000 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MAX_LENGTH", "BAD_KEYS"],
 });
 
@@ -95,6 +96,7 @@ export const FADED_ENQUEUE = new rt.Script({
     rt.param("max_length", "uint", "BAD_MAX_LENGTH", { low: 1n, high: 999999999999999n }),
     rt.param("items", "bytes", "BAD_ITEMS", { variadic: true, least: 1, most: 5000 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MAX_LENGTH", "BAD_KEYS"],
 });
 

@@ -36,6 +36,7 @@ export const DISTANCE = new rt.Script({
     rt.param("x", "string", "BAD_X", { nonEmpty: true }),
     rt.param("y", "string", "BAD_Y", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_X", "BAD_Y", "BAD_KEYS"],
 });
 
@@ -96,6 +97,7 @@ export const LOCATE = new rt.Script({
   args: [
     rt.param("member", "string", "BAD_MEMBER", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MEMBER", "BAD_KEYS"],
 });
 
@@ -156,6 +158,7 @@ export const NEIGHBOURS = new rt.Script({
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 100n }),
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MEMBER", "BAD_LIMIT", "BAD_TTL", "BAD_KEYS", "UNKNOWN_MEMBER"],
 });
 
@@ -233,6 +236,7 @@ export const PIN = new rt.Script({
     rt.param("latitude", "float", "BAD_LATITUDE"),
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MEMBER", "BAD_LONGITUDE", "BAD_LATITUDE", "BAD_TTL", "BAD_KEYS"],
 });
 
@@ -302,6 +306,7 @@ export const PURGE = new rt.Script({
   args: [
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_KEYS"],
 });
 
@@ -358,6 +363,7 @@ export const SEARCH = new rt.Script({
     rt.param("radius", "float", "BAD_RADIUS"),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MEMBER", "BAD_RADIUS", "BAD_LIMIT", "BAD_KEYS", "UNKNOWN_MEMBER"],
 });
 
@@ -424,6 +430,7 @@ export const SIZE = new rt.Script({
   keyNames: ["places", "deadlines"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_DEADLINES"],
 });
 

@@ -31,6 +31,7 @@ export const EXTEND = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL", "BAD_KEYS"],
 });
 
@@ -86,6 +87,7 @@ export const LEASE = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS"],
 });
 
@@ -139,6 +141,7 @@ export const RELEASE = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS"],
 });
 

@@ -33,6 +33,7 @@ export const FIND = new rt.Script({
   args: [
     rt.param("ip", "uint", "BAD_IP", { low: 0n, high: 4294967295n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_IP", "BAD_KEYS", "BAD_BLOCK"],
 });
 

@@ -37,6 +37,7 @@ export const ARM = new rt.Script({
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 10000n }),
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_COUNT", "BAD_TTL", "BAD_KEYS", "BAD_LATCH"],
 });
 
@@ -111,6 +112,7 @@ export const COUNT_DOWN = new rt.Script({
     rt.param("id", "string", "BAD_ID", { length: [0, 256] }),
     rt.param("generation", "uint", "BAD_GENERATION", { optional: true, low: 1n, high: 9007199254740990n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_GENERATION", "BAD_KEYS", "BAD_LATCH"],
 });
 
@@ -182,6 +184,7 @@ export const STATE = new rt.Script({
   keyNames: ["latch"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_LATCH"],
 });
 
@@ -233,6 +236,7 @@ export const WAIT = new rt.Script({
   args: [
     rt.param("generation", "uint", "BAD_GENERATION", { optional: true, low: 1n, high: 9007199254740990n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_GENERATION", "BAD_KEYS", "BAD_LATCH"],
 });
 

@@ -40,6 +40,7 @@ export const ADOPT = new rt.Script({
     rt.param("cursor", "string", "BAD_CURSOR"),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_COUNT", "BAD_KEYS", "BAD_CURSOR"],
 });
 
@@ -117,6 +118,7 @@ export const AROUND = new rt.Script({
     rt.param("n", "uint", "BAD_N", { low: 1n, high: 100n }),
     rt.param("policy", "string", "BAD_POLICY", { choices: ["standard", "dense", "modified", "ordinal"] }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_N", "BAD_POLICY", "BAD_KEYS", "NOT_ADOPTED", "BAD_BOARD"],
 });
 
@@ -189,6 +191,7 @@ export const REMOVE = new rt.Script({
   args: [
     rt.param("item", "bytes", "BAD_ITEM"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS"],
 });
 
@@ -243,6 +246,7 @@ export const SET = new rt.Script({
     rt.param("item", "bytes", "BAD_ITEM"),
     rt.param("weight", "float", "BAD_WEIGHT"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_WEIGHT", "BAD_KEYS"],
 });
 
@@ -306,6 +310,7 @@ export const STANDING = new rt.Script({
   args: [
     rt.param("item", "bytes", "BAD_ITEM"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "NOT_ADOPTED"],
 });
 
@@ -376,6 +381,7 @@ export const UPDATE = new rt.Script({
     rt.param("item", "bytes", "BAD_ITEM"),
     rt.param("change", "float", "BAD_CHANGE"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CHANGE", "BAD_KEYS", "BAD_BOARD", "OVERFLOW"],
 });
 

@@ -32,6 +32,7 @@ export const GET_ALL = new rt.Script({
   keyNames: ["rows"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "TOO_BIG"],
 });
 
@@ -87,6 +88,7 @@ export const INIT = new rt.Script({
     rt.param("bits", "uint", "BAD_BITS", { low: 1n, high: 8388608n }),
     rt.param("packed", "bytes", "BAD_PACKED", { variadic: true, least: 1, most: 512 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_BITS", "BAD_KEYS", "BAD_SHAPE", "BAD_PADDING", "TOO_BIG", "EXISTS"],
 });
 

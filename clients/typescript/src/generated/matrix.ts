@@ -35,6 +35,7 @@ export const BITFIELD_INIT = new rt.Script({
     rt.param("cells", "uint", "BAD_CELLS", { low: 1n, high: 8388608n }),
     rt.param("packed", "bytes", "BAD_PACKED", { variadic: true, least: 1, most: 512 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CELL_TYPE", "BAD_CELLS", "BAD_KEYS", "BAD_SHAPE", "BAD_PADDING", "TOO_BIG", "EXISTS"],
 });
 
@@ -111,6 +112,7 @@ export const BITMAP_GET_ALL = new rt.Script({
   keyNames: ["rows"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "TOO_BIG"],
 });
 
@@ -165,6 +167,7 @@ export const LIST_GET_ALL = new rt.Script({
   keyNames: ["rows"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "TOO_BIG"],
 });
 
@@ -224,6 +227,7 @@ export const LIST_INIT = new rt.Script({
     rt.param("cols", "uint", "BAD_COLS", { low: 1n, high: 2048n }),
     rt.param("values", "int", "BAD_VALUES", { variadic: true, least: 0, most: 2048, low: -9223372036854775808n, high: 9223372036854775807n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_COLS", "BAD_VALUES", "BAD_KEYS", "TOO_BIG", "EXISTS"],
 });
 

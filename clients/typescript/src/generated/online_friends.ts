@@ -38,6 +38,7 @@ export const MINUTE_FRIENDS = new rt.Script({
   keyNames: ["friends", "minutes"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "TOO_MANY_FRIENDS"],
 });
 
@@ -95,6 +96,7 @@ export const MINUTE_VISIT = new rt.Script({
     rt.param("user", "string", "BAD_USER", { nonEmpty: true }),
     rt.param("expiry", "ms", "BAD_EXPIRY", { low: 1n, high: 3000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_USER", "BAD_EXPIRY", "BAD_KEYS"],
 });
 
@@ -156,6 +158,7 @@ export const SEEN_FRIENDS = new rt.Script({
     rt.param("now", "uint", "BAD_NOW", { low: 0n, high: 999999999999999n }),
     rt.param("window", "ms", "BAD_WINDOW", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_NOW", "BAD_WINDOW", "BAD_KEYS", "TOO_MANY_FRIENDS"],
 });
 
@@ -225,6 +228,7 @@ export const SEEN_VISIT = new rt.Script({
     rt.param("now", "uint", "BAD_NOW", { low: 0n, high: 999999999999999n }),
     rt.param("keep", "ms", "BAD_KEEP", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_USER", "BAD_NOW", "BAD_KEEP", "BAD_KEYS"],
 });
 

@@ -33,6 +33,7 @@ export const ADD = new rt.Script({
   args: [
     rt.param("items", "bytes", "BAD_ITEMS", { variadic: true, least: 1, most: 1000 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_ADDED"],
 });
 
@@ -93,6 +94,7 @@ export const PAGE = new rt.Script({
     rt.param("cursor", "uint", "BAD_CURSOR", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("size", "uint", "BAD_SIZE", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CURSOR", "BAD_SIZE", "BAD_KEYS", "BAD_ADDED"],
 });
 

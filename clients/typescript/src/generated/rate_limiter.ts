@@ -36,6 +36,7 @@ export const DURATION = new rt.Script({
   args: [
     rt.param("maximum", "uint", "BAD_MAXIMUM", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MAXIMUM", "BAD_KEYS", "BAD_COUNTER"],
 });
 
@@ -96,6 +97,7 @@ export const GCRA = new rt.Script({
     rt.param("period", "ms", "BAD_PERIOD", { low: 1n, high: 10000000000n }),
     rt.param("cost", "uint", "BAD_COST", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_BURST", "BAD_COUNT", "BAD_PERIOD", "BAD_COST", "BAD_KEYS", "BAD_TAT"],
 });
 
@@ -175,6 +177,7 @@ export const IS_PERMITTED = new rt.Script({
     rt.param("interval", "ms", "BAD_INTERVAL", { low: 1n, high: 10000000000n }),
     rt.param("cost", "uint", "BAD_COST", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MAXIMUM", "BAD_INTERVAL", "BAD_COST", "BAD_KEYS", "BAD_COUNTER"],
 });
 
@@ -248,6 +251,7 @@ export const SLIDING_WINDOW = new rt.Script({
     rt.param("period", "ms", "BAD_PERIOD", { low: 1n, high: 10000000000n }),
     rt.param("cost", "uint", "BAD_COST", { low: 1n, high: 1000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_PERIOD", "BAD_COST", "BAD_KEYS", "BAD_LOG"],
 });
 

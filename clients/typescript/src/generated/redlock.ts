@@ -34,6 +34,7 @@ export const ACQUIRE = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL", "BAD_KEYS", "BAD_FENCE"],
 });
 
@@ -106,6 +107,7 @@ export const RAISE = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
     rt.param("floor", "uint", "BAD_FLOOR", { low: 1n, high: 9007199254740990n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_FLOOR", "BAD_KEYS", "BAD_FENCE"],
 });
 

@@ -40,6 +40,7 @@ export const FOLLOW = new rt.Script({
     rt.param("user", "string", "BAD_USER", { nonEmpty: true }),
     rt.param("target", "string", "BAD_TARGET", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_USER", "BAD_TARGET", "BAD_KEYS", "SELF_FOLLOW"],
 });
 
@@ -110,6 +111,7 @@ export const MUTUAL = new rt.Script({
     rt.param("user", "string", "BAD_USER", { nonEmpty: true }),
     rt.param("other", "string", "BAD_OTHER", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_USER", "BAD_OTHER", "BAD_KEYS"],
 });
 
@@ -172,6 +174,7 @@ export const UNFOLLOW = new rt.Script({
     rt.param("user", "string", "BAD_USER", { nonEmpty: true }),
     rt.param("target", "string", "BAD_TARGET", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_USER", "BAD_TARGET", "BAD_KEYS"],
 });
 

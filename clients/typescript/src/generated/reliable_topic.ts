@@ -45,6 +45,7 @@ export const ACK = new rt.Script({
     rt.param("id", "string", "BAD_ID", { length: [3, 41] }),
     rt.param("number", "uint", "BAD_NUMBER", { low: 1n, high: 9007199254740990n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SUBSCRIPTION", "BAD_LEASE", "NOT_SUBSCRIBED", "BAD_ID", "BAD_NUMBER", "BAD_KEYS", "BAD_SEQ", "BAD_POSITIONS"],
 });
 
@@ -129,6 +130,7 @@ export const POLL = new rt.Script({
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 250n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SUBSCRIPTION", "BAD_LEASE", "BAD_COUNT", "BAD_KEYS", "NOT_SUBSCRIBED", "BAD_SEQ", "BAD_POSITIONS", "BAD_STREAM"],
 });
 
@@ -214,6 +216,7 @@ export const PUBLISH = new rt.Script({
     rt.param("cap", "uint", "BAD_CAP", { low: 1n, high: 10000000n }),
     rt.param("payload", "bytes", "BAD_PAYLOAD"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CAP", "BAD_KEYS", "BAD_SEQ"],
 });
 
@@ -280,6 +283,7 @@ export const SUBSCRIBE = new rt.Script({
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
     rt.param("from", "string", "BAD_FROM", { choices: ["new", "oldest"] }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SUBSCRIPTION", "BAD_LEASE", "BAD_FROM", "BAD_KEYS", "BAD_SEQ", "BAD_POSITIONS", "BAD_STREAM"],
 });
 
@@ -361,6 +365,7 @@ export const UNSUBSCRIBE = new rt.Script({
   args: [
     rt.param("subscription", "string", "BAD_SUBSCRIPTION", { length: [1, 200] }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SUBSCRIPTION", "BAD_KEYS", "BAD_POSITIONS"],
 });
 

@@ -39,6 +39,7 @@ export const ACQUIRE = new rt.Script({
   args: [
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_KEYS"],
 });
 
@@ -106,6 +107,7 @@ export const ACQUIRE_LEASE = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TTL", "BAD_TOKEN", "BAD_LIMIT", "BAD_KEYS"],
 });
 
@@ -177,6 +179,7 @@ export const ASSOCIATE = new rt.Script({
   args: [
     rt.param("resource", "string", "BAD_RESOURCE", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_RESOURCE", "BAD_KEYS"],
 });
 
@@ -232,6 +235,7 @@ export const DISASSOCIATE = new rt.Script({
   args: [
     rt.param("resource", "string", "BAD_RESOURCE", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_RESOURCE", "BAD_KEYS"],
 });
 
@@ -297,6 +301,7 @@ export const EXTEND_LEASE = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_RESOURCE", "BAD_TOKEN", "BAD_TTL", "BAD_KEYS"],
 });
 
@@ -360,6 +365,7 @@ export const HAS = new rt.Script({
   args: [
     rt.param("resource", "string", "BAD_RESOURCE", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_RESOURCE", "BAD_KEYS"],
 });
 
@@ -414,6 +420,7 @@ export const RECLAIM = new rt.Script({
   args: [
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_KEYS"],
 });
 
@@ -478,6 +485,7 @@ export const RELEASE = new rt.Script({
   args: [
     rt.param("resource", "string", "BAD_RESOURCE", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_RESOURCE", "BAD_KEYS"],
 });
 
@@ -540,6 +548,7 @@ export const RELEASE_LEASE = new rt.Script({
     rt.param("resource", "string", "BAD_RESOURCE", { nonEmpty: true }),
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_RESOURCE", "BAD_TOKEN", "BAD_KEYS"],
 });
 
@@ -605,6 +614,7 @@ export const TOTAL_COUNT = new rt.Script({
   keyNames: ["available", "occupied"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS"],
 });
 

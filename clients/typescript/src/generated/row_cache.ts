@@ -36,6 +36,7 @@ export const CLAIM = new rt.Script({
   args: [
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 500n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_KEYS"],
 });
 
@@ -103,6 +104,7 @@ export const SCHEDULE = new rt.Script({
     rt.param("row", "string", "BAD_ROW", { nonEmpty: true }),
     rt.param("delay", "ms", "BAD_DELAY", { low: 0n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ROW", "BAD_DELAY", "BAD_KEYS"],
 });
 
@@ -172,6 +174,7 @@ export const STORE = new rt.Script({
     rt.param("row", "string", "BAD_ROW", { nonEmpty: true }),
     rt.param("content", "bytes", "BAD_CONTENT"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ROW", "BAD_KEYS"],
 });
 

@@ -47,6 +47,7 @@ export const ACQUIRE_READ = new rt.Script({
     rt.param("prefer_readers", "bool", "BAD_PREFER_READERS"),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_PREFER_READERS", "BAD_LIMIT", "BAD_KEYS", "BAD_WRITER", "BAD_READ_HOLDS"],
 });
 
@@ -141,6 +142,7 @@ export const ACQUIRE_WRITE = new rt.Script({
     rt.param("place_lease", "ms", "BAD_PLACE_LEASE", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_PLACE_LEASE", "BAD_LIMIT", "BAD_KEYS", "BAD_WRITER", "BAD_FENCE", "HOLDS_READ"],
 });
 
@@ -238,6 +240,7 @@ export const DOWNGRADE = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_KEYS", "BAD_WRITER", "BAD_READ_HOLDS"],
 });
 
@@ -310,6 +313,7 @@ export const EXTEND = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_KEYS", "BAD_WRITER", "BAD_READ_HOLDS"],
 });
 
@@ -376,6 +380,7 @@ export const RELEASE_READ = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_READ_HOLDS"],
 });
 
@@ -439,6 +444,7 @@ export const RELEASE_WRITE = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_WRITER"],
 });
 
@@ -495,6 +501,7 @@ export const WITHDRAW = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS"],
 });
 

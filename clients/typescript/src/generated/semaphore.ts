@@ -52,6 +52,7 @@ export const ACQUIRE = new rt.Script({
     rt.param("place", "ms", "BAD_PLACE", { optional: true, low: 1n, high: 10000000n }),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_N", "BAD_LEASE", "BAD_PLACE", "BAD_LIMIT", "BAD_KEYS", "NO_CAPACITY", "BAD_STATE", "BAD_HELD"],
 });
 
@@ -164,6 +165,7 @@ export const EXTEND = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_LEASE", "BAD_KEYS", "BAD_STATE", "BAD_HELD"],
 });
 
@@ -235,6 +237,7 @@ export const RELEASE = new rt.Script({
   args: [
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_STATE", "BAD_HELD"],
 });
 
@@ -314,6 +317,7 @@ export const SET_CAPACITY = new rt.Script({
   args: [
     rt.param("capacity", "uint", "BAD_CAPACITY", { low: 0n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CAPACITY", "BAD_KEYS", "BAD_STATE"],
 });
 
@@ -381,6 +385,7 @@ export const STATE = new rt.Script({
   keyNames: ["state", "leases", "held", "places"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_STATE", "BAD_HELD"],
 });
 

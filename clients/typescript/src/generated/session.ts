@@ -35,6 +35,7 @@ export const CREATE = new rt.Script({
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
     rt.param("cap", "uint", "BAD_CAP", { low: 1n, high: 1000n }),
   ],
+  defaults: { "ttl": "2592000000", "cap": "10" },
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL", "BAD_CAP", "BAD_KEYS", "TOKEN_TAKEN", "BAD_SESSIONS"],
 });
 
@@ -120,6 +121,7 @@ export const END = new rt.Script({
   args: [
     rt.param("ids", "string", "BAD_IDS", { variadic: true, least: 1, most: 100 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_SESSIONS"],
 });
 
@@ -179,6 +181,7 @@ export const LIST = new rt.Script({
   keyNames: ["sessions"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_SESSIONS"],
 });
 
@@ -233,6 +236,7 @@ export const SET = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("fields", "bytes", "BAD_FIELDS", { variadic: true, least: 2, most: 200 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_FIELDS", "DATA_TOO_BIG", "BAD_RECORD"],
 });
 
@@ -305,6 +309,7 @@ export const UNSET = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("names", "bytes", "BAD_NAMES", { variadic: true, least: 1, most: 100 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS", "BAD_RECORD"],
 });
 
@@ -371,6 +376,7 @@ export const VALIDATE = new rt.Script({
     rt.param("slide", "bool", "BAD_SLIDE"),
     rt.param("data", "bool", "BAD_DATA"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_SLIDE", "BAD_DATA", "BAD_KEYS", "BAD_RECORD", "BAD_SESSIONS"],
 });
 

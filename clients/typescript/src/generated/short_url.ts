@@ -47,6 +47,7 @@ export const CLAIM = new rt.Script({
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("max_visits", "uint", "BAD_MAX_VISITS", { optional: true, low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SLUG", "BAD_URL", "BAD_TTL", "BAD_MAX_VISITS", "BAD_KEYS", "BAD_LIMITS", "BAD_VISITS"],
 });
 
@@ -124,6 +125,7 @@ export const PURGE = new rt.Script({
   args: [
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_KEYS"],
 });
 
@@ -189,6 +191,7 @@ export const RESTORE = new rt.Script({
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_LIMITS", "BAD_VISITS"],
 });
 
@@ -258,6 +261,7 @@ export const SHORTEN = new rt.Script({
     rt.param("ttl", "ms", "BAD_TTL", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("max_visits", "uint", "BAD_MAX_VISITS", { optional: true, low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_URL", "BAD_TTL", "BAD_MAX_VISITS", "BAD_KEYS", "BAD_COUNTER", "IDS_TAKEN"],
 });
 
@@ -335,6 +339,7 @@ export const SHORTEN_CACHED = new rt.Script({
   args: [
     rt.param("url", "string", "BAD_URL", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_URL", "BAD_KEYS", "BAD_COUNTER", "IDS_TAKEN"],
 });
 
@@ -403,6 +408,7 @@ export const VISIT = new rt.Script({
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_LIMITS", "BAD_VISITS"],
 });
 

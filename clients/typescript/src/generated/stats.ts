@@ -44,6 +44,7 @@ export const SLOWEST = new rt.Script({
     rt.param("average", "float", "BAD_AVERAGE"),
     rt.param("keep", "uint", "BAD_KEEP", { low: 1n, high: 10000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_CONTEXT", "BAD_AVERAGE", "BAD_KEEP", "BAD_KEYS"],
 });
 
@@ -108,6 +109,7 @@ export const UPDATE = new rt.Script({
     rt.param("value", "float", "BAD_VALUE"),
     rt.param("now", "uint", "BAD_NOW", { low: 0n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_VALUE", "BAD_NOW", "BAD_KEYS", "BAD_START", "BAD_STATS"],
 });
 

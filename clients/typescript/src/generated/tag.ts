@@ -36,6 +36,7 @@ export const ADD = new rt.Script({
     rt.param("target", "string", "BAD_TARGET", { nonEmpty: true }),
     rt.param("tag", "string", "BAD_TAG", { variadic: true, least: 1, most: 100, nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TARGET", "BAD_TAG", "BAD_KEYS"],
 });
 
@@ -100,6 +101,7 @@ export const CACHED = new rt.Script({
   args: [
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TTL", "BAD_KEYS", "TOO_BROAD"],
 });
 
@@ -171,6 +173,7 @@ export const REMOVE = new rt.Script({
     rt.param("target", "string", "BAD_TARGET", { nonEmpty: true }),
     rt.param("tag", "string", "BAD_TAG", { variadic: true, least: 1, most: 100, nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TARGET", "BAD_TAG", "BAD_KEYS"],
 });
 

@@ -41,6 +41,7 @@ export const CLEAN = new rt.Script({
     rt.param("cursor", "string", "BAD_CURSOR", { nonEmpty: true }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_NAME", "BAD_PRECISION", "BAD_NOW", "BAD_SAMPLES", "BAD_CURSOR", "BAD_COUNT", "BAD_KEYS"],
 });
 
@@ -125,6 +126,7 @@ export const UPDATE = new rt.Script({
     rt.param("now", "uint", "BAD_NOW", { low: 0n, high: 999999999999999n }),
     rt.param("precision", "uint", "BAD_PRECISION", { variadic: true, least: 1, most: 16, low: 1n, high: 1000000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_NAME", "BAD_COUNT", "BAD_NOW", "BAD_PRECISION", "BAD_KEYS", "BAD_SAMPLE", "OVERFLOW"],
 });
 

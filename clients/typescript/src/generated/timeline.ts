@@ -31,6 +31,7 @@ export const ADD = new rt.Script({
     rt.param("max_length", "uint", "BAD_MAX_LENGTH", { optional: true, low: 1n, high: 999999999999999n }),
     rt.param("entries", "bytes", "BAD_ENTRIES", { variadic: true, least: 2, most: 2000 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MAX_LENGTH", "BAD_KEYS", "BAD_ENTRIES"],
 });
 
@@ -100,6 +101,7 @@ export const DELETE_RANGE = new rt.Script({
     rt.param("max", "uint", "BAD_MAX", { low: 0n, high: 999999999999999n }),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MIN", "BAD_MAX", "BAD_LIMIT", "BAD_KEYS"],
 });
 

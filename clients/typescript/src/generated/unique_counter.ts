@@ -38,6 +38,7 @@ export const DIFF_COUNT = new rt.Script({
   keyNames: ["x", "y"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "TOO_BIG"],
 });
 
@@ -93,6 +94,7 @@ export const UNION_COUNT = new rt.Script({
   keyNames: ["scratch", "counters"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "SCRATCH_IN_USE", "TOO_BIG"],
 });
 

@@ -40,6 +40,7 @@ export const LOGIN = new rt.Script({
     rt.param("user", "bytes", "BAD_USER", { nonEmpty: true }),
     rt.param("keep", "uint", "BAD_KEEP", { low: 1n, high: 10000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_USER", "BAD_KEEP", "BAD_KEYS", "BAD_COUNTS"],
 });
 

@@ -44,6 +44,7 @@ export const CAST = new rt.Script({
     rt.param("user", "bytes", "BAD_USER", { nonEmpty: true }),
     rt.param("direction", "string", "BAD_DIRECTION", { choices: ["up", "down", "none"] }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SUBJECT", "BAD_USER", "BAD_DIRECTION", "BAD_KEYS", "BAD_POSTED"],
 });
 
@@ -125,6 +126,7 @@ export const FORGET = new rt.Script({
   args: [
     rt.param("subject", "string", "BAD_SUBJECT", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SUBJECT", "BAD_KEYS"],
 });
 
@@ -188,6 +190,7 @@ export const POST = new rt.Script({
     rt.param("subject", "string", "BAD_SUBJECT", { nonEmpty: true }),
     rt.param("at", "uint", "BAD_AT", { optional: true, low: 0n, high: 999999999999999n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SUBJECT", "BAD_AT", "BAD_KEYS"],
 });
 
@@ -257,6 +260,7 @@ export const TALLY = new rt.Script({
   args: [
     rt.param("user", "bytes", "BAD_USER"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS"],
 });
 

@@ -50,6 +50,7 @@ export const CLEAN = new rt.Script({
     rt.param("carts", "bool", "BAD_CARTS"),
     rt.param("entries", "string", "BAD_ENTRIES", { variadic: true, least: 2, most: 200 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_CARTS", "BAD_KEYS", "BAD_ENTRIES"],
 });
 
@@ -128,6 +129,7 @@ export const RESCALE = new rt.Script({
   args: [
     rt.param("keep", "uint", "BAD_KEEP", { low: 1n, high: 10000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEEP", "BAD_KEYS"],
 });
 
@@ -193,6 +195,7 @@ export const UPDATE = new rt.Script({
     rt.param("item", "bytes", "BAD_ITEM"),
     rt.param("keep", "uint", "BAD_KEEP", { low: 1n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_TOKEN", "BAD_USER", "BAD_KEEP", "BAD_KEYS", "BAD_RECENT"],
 });
 

@@ -79,6 +79,7 @@ export const ACK = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("result", "bytes", "BAD_RESULT"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_KEYS", "LEASE_LOST", "BAD_GROUPS", "BAD_PARKED", "BAD_JOBS", "RESULT_TOO_BIG"],
 });
 
@@ -180,6 +181,7 @@ export const ADD = new rt.Script({
     rt.param("delay", "ms", "BAD_DELAY", { low: 0n, high: 1000000000000n }),
     rt.param("group", "string", "BAD_GROUP"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
@@ -277,6 +279,7 @@ export const ADD_FLOW = new rt.Script({
     rt.param("group", "string", "BAD_GROUP"),
     rt.param("children", "bytes", "BAD_CHILDREN", { variadic: true, least: 3, most: 150 }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_CHILDREN", "DUPLICATE", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -371,6 +374,7 @@ export const CLEAN = new rt.Script({
     rt.param("state", "string", "BAD_STATE", { choices: ["waiting", "delayed", "parked", "dead"] }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_STATE", "BAD_COUNT", "BAD_KEYS", "BAD_PARKED"],
 });
 
@@ -456,6 +460,7 @@ export const CONFIGURE = new rt.Script({
     rt.param("result_max", "uint", "BAD_RESULT_MAX", { optional: true, low: 1n, high: 16384n }),
     rt.param("group_turns", "uint", "BAD_GROUP_TURNS", { optional: true, low: 0n, high: 1n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_GROUP_CONCURRENCY", "BAD_GROUP_RATE", "BAD_GROUP_PERIOD", "BAD_QUEUE_CONCURRENCY", "BAD_QUEUE_RATE", "BAD_QUEUE_PERIOD", "BAD_DEAD_MAX", "BAD_DEAD_AGE", "BAD_METRICS_MINUTES", "BAD_EVENTS_MAX", "BAD_RESULT_TTL", "BAD_RESULT_MAX", "BAD_GROUP_TURNS", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED"],
 });
 
@@ -597,6 +602,7 @@ export const COUNTS = new rt.Script({
   keyNames: ["waiting", "delayed", "leased", "dead", "parked"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS"],
 });
 
@@ -661,6 +667,7 @@ export const DELETE_QUEUE = new rt.Script({
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
     rt.param("force", "bool", "BAD_FORCE"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_COUNT", "BAD_FORCE", "BAD_KEYS", "NOT_PAUSED", "JOBS_RUNNING", "BAD_PARKED"],
 });
 
@@ -764,6 +771,7 @@ export const DUE = new rt.Script({
   args: [
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_LIMIT", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"],
 });
 
@@ -839,6 +847,7 @@ export const EVENTS = new rt.Script({
     rt.param("after", "string", "BAD_AFTER", { length: [3, 33] }),
     rt.param("count", "uint", "BAD_COUNT", { low: 0n, high: 1000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_AFTER", "BAD_COUNT", "BAD_KEYS", "BAD_EVENTS"],
 });
 
@@ -914,6 +923,7 @@ export const EXTEND = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
   ],
+  defaults: { "lease": "30000" },
   errors: ["BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_LEASE", "BAD_KEYS", "LEASE_LOST"],
 });
 
@@ -985,6 +995,7 @@ export const FIRE = new rt.Script({
     rt.param("rev", "uint", "BAD_REV", { low: 1n, high: 1000000000000000n }),
     rt.param("times", "uint", "BAD_TIMES", { variadic: true, least: 0, most: 101, low: 0n, high: 1000000000000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_RUN", "BAD_REV", "BAD_TIMES", "BAD_KEYS", "BAD_JOBS", "BAD_SCHEDULES", "BAD_DUE", "BAD_TURNS"],
 });
 
@@ -1094,6 +1105,7 @@ export const JOB = new rt.Script({
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_JOBS", "BAD_TIME"],
 });
 
@@ -1169,6 +1181,7 @@ export const LIST = new rt.Script({
     rt.param("offset", "uint", "BAD_OFFSET", { low: 0n, high: 1000000000n }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_STATE", "BAD_OFFSET", "BAD_COUNT", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED"],
 });
 
@@ -1253,6 +1266,7 @@ export const METRICS = new rt.Script({
   args: [
     rt.param("minutes", "uint", "BAD_MINUTES", { low: 1n, high: 1440n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_MINUTES", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED", "BAD_TURNS"],
 });
 
@@ -1349,6 +1363,7 @@ export const NACK = new rt.Script({
     rt.param("max_deliveries", "uint", "BAD_MAX_DELIVERIES", { low: 1n, high: 1000n }),
     rt.param("reason", "bytes", "BAD_REASON"),
   ],
+  defaults: { "max_deliveries": "5" },
   errors: ["BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_DELAY", "BAD_MAX_DELIVERIES", "BAD_KEYS", "LEASE_LOST", "BAD_JOBS", "BAD_GROUPS", "BAD_PARKED"],
 });
 
@@ -1457,6 +1472,7 @@ export const PAUSE = new rt.Script({
   keyNames: ["jobs"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -1508,6 +1524,7 @@ export const PAUSED = new rt.Script({
   keyNames: ["jobs"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -1560,6 +1577,7 @@ export const PROGRESS = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("progress", "bytes", "BAD_PROGRESS", { length: [1, 4096] }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_PROGRESS", "BAD_KEYS", "LEASE_LOST", "BAD_JOBS"],
 });
 
@@ -1631,6 +1649,7 @@ export const RATE_LIMIT_GROUP = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
     rt.param("hold", "ms", "BAD_HOLD", { low: 1n, high: 10000000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_HOLD", "BAD_KEYS", "LEASE_LOST", "NO_GROUP", "BAD_JOBS", "BAD_GROUPS"],
 });
 
@@ -1717,6 +1736,7 @@ export const REMOVE = new rt.Script({
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -1786,6 +1806,7 @@ export const REMOVE_SCHEDULE = new rt.Script({
   args: [
     rt.param("schedule", "string", "BAD_SCHEDULE", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_KEYS"],
 });
 
@@ -1840,6 +1861,7 @@ export const REQUEUE = new rt.Script({
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -1910,6 +1932,7 @@ export const RESULT = new rt.Script({
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_KEPT"],
 });
 
@@ -1967,6 +1990,7 @@ export const RESUME = new rt.Script({
   keyNames: ["jobs", "signal"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -2020,6 +2044,7 @@ export const RETRY_DEAD = new rt.Script({
   args: [
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_COUNT", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -2089,6 +2114,7 @@ export const SCHEDULE = new rt.Script({
   args: [
     rt.param("schedule", "string", "BAD_SCHEDULE", { nonEmpty: true }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"],
 });
 
@@ -2152,6 +2178,7 @@ export const SCHEDULES = new rt.Script({
     rt.param("offset", "uint", "BAD_OFFSET", { low: 0n, high: 1000000000n }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_OFFSET", "BAD_COUNT", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"],
 });
 
@@ -2220,6 +2247,7 @@ export const SET_DELAY = new rt.Script({
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
     rt.param("delay", "ms", "BAD_DELAY", { low: 0n, high: 1000000000000n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_DELAY", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -2299,6 +2327,7 @@ export const SET_PRIORITY = new rt.Script({
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
     rt.param("priority", "uint", "BAD_PRIORITY", { low: 0n, high: 255n }),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -2378,6 +2407,7 @@ export const SET_SCHEDULE = new rt.Script({
     rt.param("first", "uint", "BAD_FIRST", { optional: true, low: 0n, high: 1000000000000000n }),
     rt.param("keep", "bool", "BAD_KEEP"),
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_EVERY", "BAD_OFFSET", "BAD_CRON", "BAD_TZ", "BAD_CATCH_UP", "BAD_PRIORITY", "BAD_FIRST", "BAD_KEEP", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"],
 });
 
@@ -2488,6 +2518,7 @@ export const SETTINGS = new rt.Script({
   keyNames: ["jobs"],
   args: [
   ],
+  defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -2544,6 +2575,7 @@ export const TAKE = new rt.Script({
     rt.param("token", "string", "BAD_TOKEN", { hexDigits: 32 }),
     rt.param("done", "bytes", "BAD_DONE", { variadic: true, least: 0, most: 30 }),
   ],
+  defaults: { "lease": "30000", "max_deliveries": "5" },
   errors: ["BAD_ARGS", "BAD_LEASE", "BAD_LIMIT", "BAD_MAX_DELIVERIES", "BAD_KEYS", "BAD_TOKEN", "BAD_DONE", "RESULT_TOO_BIG", "LEASE_LOST", "BAD_JOBS", "BAD_GROUPS", "BAD_PARKED", "BAD_WAITING", "BAD_TURNS"],
 });
 
