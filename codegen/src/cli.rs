@@ -86,14 +86,22 @@ impl Client {
         }
     }
 
-    fn stale(self, root: &Path, files: &[crate::render::client::File]) -> std::io::Result<Vec<String>> {
+    fn stale(
+        self,
+        root: &Path,
+        files: &[crate::render::client::File],
+    ) -> std::io::Result<Vec<String>> {
         match self {
             Client::Python => crate::render::python::stale(root, files),
             Client::TypeScript => crate::render::typescript::stale(root, files),
         }
     }
 
-    fn write(self, root: &Path, files: &[crate::render::client::File]) -> std::io::Result<Vec<String>> {
+    fn write(
+        self,
+        root: &Path,
+        files: &[crate::render::client::File],
+    ) -> std::io::Result<Vec<String>> {
         match self {
             Client::Python => crate::render::python::write(root, files),
             Client::TypeScript => crate::render::typescript::write(root, files),

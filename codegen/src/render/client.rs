@@ -111,7 +111,12 @@ fn owned_files(root: &Path, owned: &Owned<'_>) -> std::io::Result<Vec<String>> {
     }
     let mut out = Vec::new();
     for dir in owned.dirs {
-        walk(&PathBuf::from(root).join(dir), root, owned.skipped, &mut out)?;
+        walk(
+            &PathBuf::from(root).join(dir),
+            root,
+            owned.skipped,
+            &mut out,
+        )?;
     }
     Ok(out)
 }
@@ -292,10 +297,7 @@ pub fn form_constants(key: &Key) -> Vec<String> {
 
 /// The instance parameters no script of the family may default: the values a class is
 /// built from and checked with, and the forms they alone name.
-pub fn checked_forms<'a>(
-    forms: &'a [(String, KeyForm)],
-    instance: &[Instance],
-) -> Vec<&'a str> {
+pub fn checked_forms<'a>(forms: &'a [(String, KeyForm)], instance: &[Instance]) -> Vec<&'a str> {
     let names: Vec<&str> = instance
         .iter()
         .filter(|i| !i.defaulted)
@@ -729,4 +731,43 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
 /// The `@arg` line's numeric range of an integer or duration argument, if it is one.
 pub fn int_range(arg: &Arg) -> Option<(i64, i64)> {
     matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms).then(|| arg.range())
+}
+
+/// The parameters of a function or method: on one line (joined) when `line` of them fits
+/// in `width` characters, else one a line, each at `indent` plus `step`, the closing one
+/// back at `indent`.
+pub fn params_layout(
+    params: &[String],
+    line: impl Fn(&str) -> String,
+    indent: &str,
+    step: &str,
+    width: usize,
+) -> String {
+    let joined = params.join(", ");
+    if line(&joined).chars().count() <= width {
+        return joined;
+    }
+    let items: String = params
+        .iter()
+        .map(|p| format!("\n{indent}{step}{p},"))
+        .collect();
+    format!("{items}\n{indent}")
+}
+
+/// A header name made an identifier of `language` by `ident`, once among `names`, or an
+/// error naming the script.
+pub fn unique(
+    names: &mut BTreeSet<String>,
+    name: &str,
+    script: &str,
+    ident: fn(&str) -> String,
+    language: &str,
+) -> Result<String, String> {
+    let ident = ident(name);
+    if !names.insert(ident.clone()) {
+        return Err(format!(
+            "{script}: two parameters would be called `{ident}` in {language}; rename one"
+        ));
+    }
+    Ok(ident)
 }

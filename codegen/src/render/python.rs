@@ -17,11 +17,11 @@ use handlebars::Handlebars;
 use serde::Serialize;
 
 use crate::model::{Arg, ArgType, Count, KeyPart, PresetValue, ReturnType, Rule, Script};
+pub use crate::render::client::File;
 use crate::render::client::{
     self, DocStyle, Instance, KeyName, OwnKind, Source, arg_default, class_name, family_folder,
     is_read_only, sha1, shipped_path, wrap,
 };
-pub use crate::render::client::File;
 use crate::render::rust::arg_type_name;
 use crate::render::{contract, functions};
 
@@ -117,7 +117,10 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
 /// The generated folders (`_generated`, `scripts`) of the import package, whose other
 /// files are stale; `functions.lua` beside them is generated too.
 const OWNED: client::Owned<'static> = client::Owned {
-    dirs: &["src/redis_patterns/_generated", "src/redis_patterns/scripts"],
+    dirs: &[
+        "src/redis_patterns/_generated",
+        "src/redis_patterns/scripts",
+    ],
     skipped: &["__pycache__"],
 };
 
@@ -375,7 +378,7 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
     let mut fn_params = Vec::new();
     let mut keys = Vec::new();
     for key in &h.keys {
-        let ident = unique(&mut names, &key.name, &name)?;
+        let ident = client::unique(&mut names, &key.name, &name, py_ident, "Python")?;
         if key.variadic {
             fn_params.push(format!("{ident}: _t.Sequence[str]"));
             keys.push(format!(
@@ -389,7 +392,7 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
     }
     let mut values = Vec::new();
     for arg in &h.args {
-        let ident = unique(&mut names, &arg.name, &name)?;
+        let ident = client::unique(&mut names, &arg.name, &name, py_ident, "Python")?;
         fn_params.push(format!("{ident}: {}", arg_py(arg)));
         values.push(ident);
     }
@@ -416,32 +419,6 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         constant,
         value,
     })
-}
-
-/// The parameters of `def <name>(…) -> _rt.Call[<returns>]:` at `indent`: on one line
-/// when the line fits in [`WIDTH`], else one a line.
-fn params_layout(params: &[String], returns: &str, name: &str, indent: &str) -> String {
-    let joined = params.join(", ");
-    let line = format!("{indent}def {name}({joined}) -> _rt.Call[{returns}]:");
-    if line.chars().count() <= WIDTH {
-        return joined;
-    }
-    let items: String = params
-        .iter()
-        .map(|p| format!("\n{indent}    {p},"))
-        .collect();
-    format!("{items}\n{indent}")
-}
-
-/// A name made a Python identifier, once among `names`, or an error naming the script.
-fn unique(names: &mut BTreeSet<String>, name: &str, script: &str) -> Result<String, String> {
-    let ident = py_ident(name);
-    if !names.insert(ident.clone()) {
-        return Err(format!(
-            "{script}: two parameters would be called `{ident}` in Python; rename one"
-        ));
-    }
-    Ok(ident)
 }
 
 fn method_ctx(
@@ -572,6 +549,13 @@ fn method_ctx(
         constant: constant.clone(),
         reply: ctx.reply.clone(),
     })
+}
+
+/// The parameters of `def <name>(…) -> _rt.Call[<returns>]:` at `indent`: on one line
+/// when the line fits in [`WIDTH`], else one a line.
+fn params_layout(params: &[String], returns: &str, name: &str, indent: &str) -> String {
+    let line = |joined: &str| format!("{indent}def {name}({joined}) -> _rt.Call[{returns}]:");
+    client::params_layout(params, line, indent, "    ", WIDTH)
 }
 
 /// How the docstrings name things.

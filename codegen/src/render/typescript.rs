@@ -230,7 +230,11 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
     let fields = instance
         .iter()
         .map(|i| {
-            let ty = if i.defaulted { "string | undefined" } else { "string" };
+            let ty = if i.defaulted {
+                "string | undefined"
+            } else {
+                "string"
+            };
             format!("readonly {}: {ty};", ts_ident(&i.name))
         })
         .collect();
@@ -368,10 +372,14 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         .map(|arg| format!("    {},\n", param_ts(arg)))
         .collect();
     // The `@default` texts of the arguments, for the code that reads them (the loops).
-    let defaults = object_literal(h.args.iter().filter_map(|arg| match arg_default(script, arg) {
-        Some(PresetValue::Text(text)) => Some((arg.name.clone(), ts_str(text))),
-        _ => None,
-    }));
+    let defaults = object_literal(
+        h.args
+            .iter()
+            .filter_map(|arg| match arg_default(script, arg) {
+                Some(PresetValue::Text(text)) => Some((arg.name.clone(), ts_str(text))),
+                _ => None,
+            }),
+    );
     let value = format!(
         "new rt.Script({{\n  name: {},\n  path: {},\n  sha1: {},\n  function: {},\n  \
          readOnly: {},\n  keys: [{least}, {}],\n  keyNames: {},\n  args: [\n{}  ],\n  \
@@ -390,7 +398,7 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
     let mut fn_params = Vec::new();
     let mut keys = Vec::new();
     for key in &h.keys {
-        let ident = unique(&mut seen, &key.name, &name)?;
+        let ident = client::unique(&mut seen, &key.name, &name, ts_ident, "TypeScript")?;
         if key.variadic {
             fn_params.push(format!("{ident}: readonly string[]"));
             keys.push(format!(
@@ -404,7 +412,7 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
     }
     let mut values = Vec::new();
     for arg in &h.args {
-        let ident = unique(&mut seen, &arg.name, &name)?;
+        let ident = client::unique(&mut seen, &arg.name, &name, ts_ident, "TypeScript")?;
         fn_params.push(format!("{ident}: {}", arg_ts(arg)));
         values.push(ident);
     }
@@ -419,7 +427,12 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
             ],
             "",
         ),
-        params: params_layout(&fn_params, &returns, &format!("export function {function}"), ""),
+        params: params_layout(
+            &fn_params,
+            &returns,
+            &format!("export function {function}"),
+            "",
+        ),
         doc: doc_comment(&client::function_doc(script, &name, &DOCS), ""),
         encode: format!("{constant}.encode([{}])", values.join(", ")),
         keys: format!("[{}]", keys.join(", ")),
@@ -430,32 +443,6 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         constant,
         value,
     })
-}
-
-/// The parameters of `<head>(…): rt.Call<<returns>> {` at `indent`: on one line when it
-/// fits in [`WIDTH`], else one a line.
-fn params_layout(params: &[String], returns: &str, head: &str, indent: &str) -> String {
-    let joined = params.join(", ");
-    let line = format!("{indent}{head}({joined}): rt.Call<{returns}> {{");
-    if line.chars().count() <= WIDTH {
-        return joined;
-    }
-    let items: String = params
-        .iter()
-        .map(|p| format!("\n{indent}  {p},"))
-        .collect();
-    format!("{items}\n{indent}")
-}
-
-/// A header name made a TypeScript identifier, once among `names`.
-fn unique(names: &mut BTreeSet<String>, name: &str, script: &str) -> Result<String, String> {
-    let ident = ts_ident(name);
-    if !names.insert(ident.clone()) {
-        return Err(format!(
-            "{script}: two parameters would be called `{ident}` in TypeScript; rename one"
-        ));
-    }
-    Ok(ident)
 }
 
 fn method_ctx(
@@ -548,11 +535,7 @@ fn method_ctx(
             KeyName::Given {
                 name,
                 variadic: true,
-            } => format!(
-                "...rt.many({constant}, {}, {})",
-                ts_str(name),
-                lookup(name)
-            ),
+            } => format!("...rt.many({constant}, {}, {})", ts_str(name), lookup(name)),
             KeyName::Given { name, .. } => lookup(name),
             KeyName::Instance { constant: form } => format!("rt.keyOf(this.#keys, {form})"),
             KeyName::PerCall { constant: form } => {
@@ -561,7 +544,10 @@ fn method_ctx(
             KeyName::Rounds { constants, each } => format!(
                 "...rt.rounds({constant}, [{}], names, {})",
                 constants.join(", "),
-                object_literal(each.iter().map(|(param, source)| (param.clone(), lookup(source))))
+                object_literal(
+                    each.iter()
+                        .map(|(param, source)| (param.clone(), lookup(source)))
+                )
             ),
         })
         .collect();
@@ -587,6 +573,13 @@ fn method_ctx(
         constant: constant.clone(),
         reply: ctx.reply.clone(),
     })
+}
+
+/// The parameters of `<head>(…): rt.Call<<returns>> {` at `indent`: on one line when it
+/// fits in [`WIDTH`], else one a line.
+fn params_layout(params: &[String], returns: &str, head: &str, indent: &str) -> String {
+    let line = |joined: &str| format!("{indent}{head}({joined}): rt.Call<{returns}> {{");
+    client::params_layout(params, line, indent, "  ", WIDTH)
 }
 
 /// How the doc comments name things.
@@ -752,12 +745,57 @@ fn decode_ts(ty: &ReturnType) -> String {
 /// TypeScript's reserved words and the names the generated code uses for itself: a
 /// header name among them gets a trailing `_` (`delete` → `delete_`).
 const RESERVED: &[&str] = &[
-    "arguments", "await", "break", "case", "catch", "class", "const", "continue", "debugger",
-    "default", "delete", "do", "else", "enum", "eval", "export", "extends", "false", "finally",
-    "for", "function", "if", "implements", "import", "in", "instanceof", "interface", "let",
-    "names", "new", "null", "options", "package", "private", "protected", "public", "return",
-    "rt", "static", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void",
-    "while", "with", "yield",
+    "arguments",
+    "await",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "debugger",
+    "default",
+    "delete",
+    "do",
+    "else",
+    "enum",
+    "eval",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "for",
+    "function",
+    "if",
+    "implements",
+    "import",
+    "in",
+    "instanceof",
+    "interface",
+    "let",
+    "names",
+    "new",
+    "null",
+    "options",
+    "package",
+    "private",
+    "protected",
+    "public",
+    "return",
+    "rt",
+    "static",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typeof",
+    "var",
+    "void",
+    "while",
+    "with",
+    "yield",
 ];
 
 /// `snake_case` → `camelCase`, then a reserved word gets a trailing `_`.
@@ -866,7 +904,11 @@ mod tests {
         let files = render(&fixtures(), "fixtures", "1.2.3").unwrap();
         assert_eq!(files, render(&fixtures(), "fixtures", "1.2.3").unwrap());
         for file in files.iter().filter(|f| f.path.ends_with(".ts")) {
-            assert!(file.contents.starts_with(TS_GENERATED_HEADER), "{}", file.path);
+            assert!(
+                file.contents.starts_with(TS_GENERATED_HEADER),
+                "{}",
+                file.path
+            );
         }
         let modules: String = files
             .iter()
