@@ -15,6 +15,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use crate::model::{Arg, ArgType, Count, Key, KeyForm, KeyPart, PresetValue, Rule, Script};
 use crate::render::contract;
 use crate::render::rust::{arg_type_name, return_type_name};
@@ -770,4 +772,139 @@ pub fn unique(
         ));
     }
     Ok(ident)
+}
+
+/// How a language spells the literals of `@default` texts.
+pub struct Literals {
+    /// The language, for messages.
+    pub language: &'static str,
+    /// `true` and `false`.
+    pub bools: [&'static str; 2],
+    /// A string literal holding a text.
+    pub text: fn(&str) -> String,
+}
+
+/// The literal of an argument's `@default` text, or an error naming the script when the
+/// language has none for it.
+pub fn default_literal(
+    arg: &Arg,
+    text: &str,
+    script: &str,
+    lits: &Literals,
+) -> Result<String, String> {
+    Ok(match arg.ty {
+        ArgType::Int | ArgType::Uint | ArgType::Ms if text.parse::<i64>().is_ok() => text.into(),
+        ArgType::Float if text.parse::<f64>().is_ok_and(f64::is_finite) => text.into(),
+        ArgType::Bool if text == "1" => lits.bools[0].into(),
+        ArgType::Bool if text == "0" => lits.bools[1].into(),
+        ArgType::String | ArgType::Bytes => (lits.text)(text),
+        _ => {
+            return Err(format!(
+                "{script}: `@default {} {text}` has no {} literal for a `{}`",
+                arg.name,
+                lits.language,
+                arg_type_name(arg.ty)
+            ));
+        }
+    })
+}
+
+/// What a language's template gets of one script: its contract's constant, its function,
+/// and how that function encodes, names its keys and decodes, each an expression of the
+/// language's.
+#[derive(Serialize)]
+pub struct ScriptCtx {
+    pub constant: String,
+    pub constant_doc: String,
+    pub value: String,
+    pub function: String,
+    pub params: String,
+    pub returns: String,
+    pub doc: String,
+    pub encode: String,
+    pub keys: String,
+    /// The reply's decoder, an expression of the runtime's.
+    pub decode: String,
+    /// The decoder's name: built once, at import.
+    pub reply: String,
+}
+
+/// What a language's template gets of one method of a family's class.
+#[derive(Serialize)]
+pub struct MethodCtx {
+    pub name: String,
+    pub params: String,
+    pub returns: String,
+    pub doc: String,
+    pub encode: String,
+    /// The values of the placeholders a per-call key name uses.
+    pub values: String,
+    /// Whether a key is named per call (from the values), not once when the instance is built.
+    pub names_per_call: bool,
+    pub keys: Vec<String>,
+    pub constant: String,
+    pub reply: String,
+}
+
+/// The docs of a family's class: what it is built from (each value named by `ident`), and
+/// what a value `left` out takes.
+pub fn class_doc(
+    family: &[&Script],
+    instance: &[Instance],
+    ident: fn(&str) -> String,
+    left: &str,
+) -> Vec<String> {
+    let named = |values: &[&Instance]| {
+        values
+            .iter()
+            .map(|i| format!("`{}`", ident(&i.name)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut lines = vec![format!(
+        "The scripts of `{}/`, on one instance of the pattern.",
+        family_folder(family[0])
+    )];
+    lines.push(String::new());
+    if instance.is_empty() {
+        lines.push("Every key is given to each method.".to_owned());
+    } else {
+        lines.push(format!(
+            "Built from {}: each method names its keys from their templates with these \
+             values, and checks them when the instance is built (`InvalidInput`, \
+             `BAD_KEYS`, for an empty value or stray braces).",
+            named(&instance.iter().collect::<Vec<_>>())
+        ));
+    }
+    let defaulted: Vec<&Instance> = instance.iter().filter(|i| i.defaulted).collect();
+    if !defaulted.is_empty() {
+        lines.push(String::new());
+        lines.push(format!(
+            "{left}, {} takes each script's `@default`, as the Rust API does.",
+            named(&defaulted)
+        ));
+    }
+    lines
+}
+
+/// The docs of a family's module.
+pub fn module_doc(family: &[&Script]) -> Vec<String> {
+    vec![
+        format!("The scripts of `{}/`.", family_folder(family[0])),
+        String::new(),
+        format!(
+            "A function per script, whose parameters are the header's keys then arguments, \
+             and `{}`, whose methods name the keys from their templates.",
+            class_name(&family[0].file.family)
+        ),
+    ]
+}
+
+/// The checked scripts of the generator's good fixtures, which the renderers' tests render.
+#[cfg(test)]
+pub(crate) fn fixtures() -> Vec<Script> {
+    let config = crate::Config::new();
+    config
+        .analyze(&config.read("tests/fixtures/good").unwrap())
+        .unwrap()
 }

@@ -19,8 +19,8 @@ use serde::Serialize;
 use crate::model::{Arg, ArgType, Count, KeyPart, PresetValue, ReturnType, Rule, Script};
 pub use crate::render::client::File;
 use crate::render::client::{
-    self, DocStyle, Instance, KeyName, OwnKind, Source, arg_default, class_name, family_folder,
-    is_read_only, sha1, shipped_path, wrap,
+    self, DocStyle, Instance, KeyName, MethodCtx, OwnKind, ScriptCtx, Source, arg_default,
+    class_name, is_read_only, sha1, shipped_path, wrap,
 };
 use crate::render::rust::arg_type_name;
 use crate::render::{contract, functions};
@@ -186,38 +186,6 @@ struct ClassCtx {
     methods: Vec<MethodCtx>,
 }
 
-#[derive(Serialize)]
-struct ScriptCtx {
-    constant: String,
-    constant_doc: String,
-    value: String,
-    function: String,
-    params: String,
-    returns: String,
-    doc: String,
-    encode: String,
-    keys: String,
-    /// The reply's decoder, an expression of the runtime's.
-    decode: String,
-    /// The decoder's name, `_<CONSTANT>_REPLY`: built once, at import.
-    reply: String,
-}
-
-#[derive(Serialize)]
-struct MethodCtx {
-    name: String,
-    params: String,
-    returns: String,
-    doc: String,
-    encode: String,
-    values: String,
-    /// Whether a key is named per call (from `_names`), not once when the instance is built.
-    names_per_call: bool,
-    keys: Vec<String>,
-    constant: String,
-    reply: String,
-}
-
 fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx, String> {
     let module = family[0].file.family.clone();
     let instance = client::instance_params(family);
@@ -253,40 +221,10 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
             format!("{}: {ty}", py_ident(&i.name))
         })
         .collect();
-    let class_doc = {
-        let mut lines = vec![format!(
-            "The scripts of `{}/`, on one instance of the pattern.",
-            family_folder(family[0])
-        )];
-        lines.push(String::new());
-        if instance.is_empty() {
-            lines.push("Every key is given to each method.".to_owned());
-        } else {
-            lines.push(format!(
-                "Built from {}: each method names its keys from their templates with these \
-                 values, and checks them when the instance is built (`InvalidInput`, \
-                 `BAD_KEYS`, for an empty value or stray braces).",
-                instance
-                    .iter()
-                    .map(|i| format!("`{}`", i.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        let defaulted: Vec<&Instance> = instance.iter().filter(|i| i.defaulted).collect();
-        if !defaulted.is_empty() {
-            lines.push(String::new());
-            lines.push(format!(
-                "Left as None, {} takes each script's `@default`, as the Rust API does.",
-                defaulted
-                    .iter()
-                    .map(|i| format!("`{}`", i.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        docstring(&lines, "    ")
-    };
+    let class_doc = docstring(
+        &client::class_doc(family, &instance, |name| name.to_owned(), "Left as None"),
+        "    ",
+    );
     let instance_values = dict_literal(
         instance
             .iter()
@@ -295,18 +233,7 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
     );
     Ok(FamilyCtx {
         header: PYTHON_GENERATED_HEADER.trim_end().to_owned(),
-        doc: docstring(
-            &[
-                format!("The scripts of `{}/`.", family_folder(family[0])),
-                String::new(),
-                format!(
-                    "A function per script, whose parameters are the header's keys then \
-                     arguments, and `{}`, whose methods name the keys from their templates.",
-                    class_name(&module)
-                ),
-            ],
-            "",
-        ),
+        doc: docstring(&client::module_doc(family), ""),
         all,
         forms: forms
             .iter()
@@ -483,7 +410,7 @@ fn method_ctx(
                 args.push((
                     ident.clone(),
                     arg_py(arg),
-                    Some(default_py(arg, text, &name)?),
+                    Some(client::default_literal(arg, text, &name, &LITERALS)?),
                 ));
                 encode.push(ident);
             }
@@ -566,23 +493,12 @@ const DOCS: DocStyle = DocStyle {
              any I/O):",
 };
 
-/// The Python literal of an argument's `@default` text.
-fn default_py(arg: &Arg, text: &str, script: &str) -> Result<String, String> {
-    Ok(match arg.ty {
-        ArgType::Int | ArgType::Uint | ArgType::Ms if text.parse::<i64>().is_ok() => text.into(),
-        ArgType::Float if text.parse::<f64>().is_ok_and(f64::is_finite) => text.into(),
-        ArgType::Bool if text == "1" => "True".into(),
-        ArgType::Bool if text == "0" => "False".into(),
-        ArgType::String | ArgType::Bytes => py_str(text),
-        _ => {
-            return Err(format!(
-                "{script}: `@default {} {text}` has no Python literal for a `{}`",
-                arg.name,
-                arg_type_name(arg.ty)
-            ));
-        }
-    })
-}
+/// How the Python literals of `@default` texts are spelt.
+const LITERALS: client::Literals = client::Literals {
+    language: "Python",
+    bools: ["True", "False"],
+    text: py_str,
+};
 
 /// `_rt.Param(...)`: an argument's contract, with only what differs from the defaults.
 fn param_py(arg: &Arg) -> String {
@@ -796,14 +712,7 @@ fn docstring(lines: &[String], indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Config;
-
-    fn fixtures() -> Vec<Script> {
-        let config = Config::new();
-        config
-            .analyze(&config.read("tests/fixtures/good").unwrap())
-            .unwrap()
-    }
+    use crate::render::client::fixtures;
 
     /// The generated Python of the fixtures is pinned, one family module after another,
     /// and the same bytes every time.

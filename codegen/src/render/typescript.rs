@@ -21,8 +21,8 @@ use serde::Serialize;
 
 use crate::model::{Arg, ArgType, KeyPart, PresetValue, ReturnType, Rule, Script};
 use crate::render::client::{
-    self, DocStyle, File, Instance, KeyName, OwnKind, Source, arg_default, class_name,
-    family_folder, int_range, is_read_only, sha1, shipped_path, wrap,
+    self, DocStyle, File, Instance, KeyName, MethodCtx, OwnKind, ScriptCtx, Source, arg_default,
+    class_name, int_range, is_read_only, sha1, shipped_path, wrap,
 };
 use crate::render::rust::arg_type_name;
 use crate::render::{contract, functions};
@@ -180,35 +180,6 @@ struct ClassCtx {
     methods: Vec<MethodCtx>,
 }
 
-#[derive(Serialize)]
-struct ScriptCtx {
-    constant: String,
-    constant_doc: String,
-    value: String,
-    function: String,
-    params: String,
-    returns: String,
-    doc: String,
-    encode: String,
-    keys: String,
-    decode: String,
-    reply: String,
-}
-
-#[derive(Serialize)]
-struct MethodCtx {
-    name: String,
-    params: String,
-    returns: String,
-    doc: String,
-    encode: String,
-    names_per_call: bool,
-    values: String,
-    keys: Vec<String>,
-    constant: String,
-    reply: String,
-}
-
 fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx, String> {
     let module = family[0].file.family.clone();
     let instance = client::instance_params(family);
@@ -263,39 +234,10 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
             }
         })
         .collect();
-    let class_doc = {
-        let mut lines = vec![format!(
-            "The scripts of `{}/`, on one instance of the pattern.",
-            family_folder(family[0])
-        )];
-        lines.push(String::new());
-        if instance.is_empty() {
-            lines.push("Every key is given to each method.".to_owned());
-        } else {
-            lines.push(format!(
-                "Built from {}: each method names its keys from their templates with these \
-                 values, and checks them when the instance is built (`InvalidInput`, \
-                 `BAD_KEYS`, for an empty value or stray braces).",
-                instance
-                    .iter()
-                    .map(|i| format!("`{}`", ts_ident(&i.name)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if !defaulted.is_empty() {
-            lines.push(String::new());
-            lines.push(format!(
-                "Left out, {} takes each script's `@default`, as the Rust API does.",
-                defaulted
-                    .iter()
-                    .map(|i| format!("`{}`", ts_ident(&i.name)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        doc_comment(&lines, "")
-    };
+    let class_doc = doc_comment(
+        &client::class_doc(family, &instance, ts_ident, "Left out"),
+        "",
+    );
     let instance_values = object_literal(
         instance
             .iter()
@@ -306,16 +248,10 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
         header: TS_GENERATED_HEADER.trim_end().to_owned(),
         doc: doc_comment(
             &[
-                format!("The scripts of `{}/`.", family_folder(family[0])),
-                String::new(),
-                format!(
-                    "A function per script, whose parameters are the header's keys then \
-                     arguments, and `{}`, whose methods name the keys from their templates.",
-                    class_name(&module)
-                ),
-                String::new(),
-                "@module".to_owned(),
-            ],
+                client::module_doc(family),
+                vec![String::new(), "@module".to_owned()],
+            ]
+            .concat(),
             "",
         ),
         forms: forms
@@ -496,7 +432,10 @@ fn method_ctx(
         let expr = match arg_default(script, arg) {
             Some(PresetValue::Text(text)) => {
                 take(ident.clone(), arg_ts(arg), true)?;
-                format!("options.{ident} ?? {}", default_ts(arg, text, &name)?)
+                format!(
+                    "options.{ident} ?? {}",
+                    client::default_literal(arg, text, &name, &LITERALS)?
+                )
             }
             Some(PresetValue::SameAs(other)) => {
                 take(ident.clone(), arg_scalar_ts(arg.ty).to_owned(), true)?;
@@ -590,23 +529,12 @@ const DOCS: DocStyle = DocStyle {
              any I/O):",
 };
 
-/// The TypeScript literal of an argument's `@default` text.
-fn default_ts(arg: &Arg, text: &str, script: &str) -> Result<String, String> {
-    Ok(match arg.ty {
-        ArgType::Int | ArgType::Uint | ArgType::Ms if text.parse::<i64>().is_ok() => text.into(),
-        ArgType::Float if text.parse::<f64>().is_ok_and(f64::is_finite) => text.into(),
-        ArgType::Bool if text == "1" => "true".into(),
-        ArgType::Bool if text == "0" => "false".into(),
-        ArgType::String | ArgType::Bytes => ts_str(text),
-        _ => {
-            return Err(format!(
-                "{script}: `@default {} {text}` has no TypeScript literal for a `{}`",
-                arg.name,
-                arg_type_name(arg.ty)
-            ));
-        }
-    })
-}
+/// How the TypeScript literals of `@default` texts are spelt.
+const LITERALS: client::Literals = client::Literals {
+    language: "TypeScript",
+    bools: ["true", "false"],
+    text: ts_str,
+};
 
 /// `rt.param(...)`: an argument's contract, with only what differs from the defaults.
 fn param_ts(arg: &Arg) -> String {
@@ -888,14 +816,7 @@ fn doc_comment(lines: &[String], indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Config;
-
-    fn fixtures() -> Vec<Script> {
-        let config = Config::new();
-        config
-            .analyze(&config.read("tests/fixtures/good").unwrap())
-            .unwrap()
-    }
+    use crate::render::client::fixtures;
 
     /// The generated TypeScript of the fixtures is pinned, one family module after
     /// another, and the same bytes every time.
