@@ -65,3 +65,5 @@ export {
 } from "./worker.js";
 export { LEASE_LOST } from "./renewals.js";
 export { type Connect, errorCode, isConnectionFailure, isTransient } from "./machine.js";
+export { MAX_BLOCK_MS, NotGranted, type Wake, type WaitOptions, hold, isStreamId, wait, wakeOf } from "./wait.js";
+export { type Event, Events, type JobEnd, MAX_EVENTS_READ, waitForJob } from "./events.js";
