@@ -141,3 +141,29 @@ export async function dump(client: Redis): Promise<[string, string | null][]> {
   }
   return out;
 }
+
+/** Three masters sharing the 16384 slots, joined without redis-cli. */
+export class ClusterServers {
+  private constructor(readonly nodes: Server[]) {}
+
+  static async start(): Promise<ClusterServers> {
+    const flags = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"];
+    const nodes = await Promise.all([0, 1, 2].map(() => Server.start(...flags)));
+    const ranges = [[0, 5460], [5461, 10922], [10923, 16383]] as const;
+    const admin = nodes.map((node) => node.client());
+    await Promise.all(admin.map((c, i) => c.call("CLUSTER", "ADDSLOTSRANGE", ranges[i]![0], ranges[i]![1])));
+    for (const node of nodes.slice(1)) await admin[0]!.call("CLUSTER", "MEET", "127.0.0.1", node.port);
+    for (const c of admin) {
+      await poll(async () => {
+        const info = String(await c.call("CLUSTER", "INFO"));
+        const slots = (await c.call("CLUSTER", "SLOTS")) as unknown[];
+        return info.includes("cluster_state:ok") && info.includes("cluster_known_nodes:3") && slots.length === 3;
+      }, "the cluster");
+    }
+    return new ClusterServers(nodes);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.stop()));
+  }
+}
