@@ -149,6 +149,13 @@ export class Link {
     }
   }
 
+  /** Closes whatever client it has, a given one too (a thread's own link, ending). */
+  async drop(): Promise<void> {
+    const client = this.#client;
+    this.#client = null;
+    client?.disconnect();
+  }
+
   /** Closes a client this link made (a client it was given is the caller's). */
   close(): void {
     const client = this.#client;

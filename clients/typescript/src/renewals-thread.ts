@@ -20,7 +20,8 @@ export interface ThreadData {
   name: string;
   leaseMs: number;
   functions: boolean;
-  connection: RedisOptions;
+  /** One server, or several, of which the thread renews on the primary (`ROLE`). */
+  connections: RedisOptions[];
 }
 
 /** What the loop tells the thread. */
@@ -28,9 +29,7 @@ export type ToThread = Renewal | { readonly kind: "stop" };
 
 async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
   const renewals = new Renewals(new WorkQueue(data.name), data.leaseMs);
-  const client = new Redis({ ...data.connection, lazyConnect: true });
-  client.on("error", () => {}); // a lost connection is met by the renewals' retries
-  const link = new Link(client, data.functions);
+  const link = new Link(data.connections.length === 1 ? open(data.connections[0]!) : primaryOf(data.connections), data.functions);
   const inbox: ToThread[] = [];
   let wake: (() => void) | null = null;
   port.on("message", (message: ToThread) => {
@@ -60,9 +59,32 @@ async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Pro
     }
   } finally {
     port.postMessage({ kind: "counts", ...renewals.counts() });
-    client.disconnect();
+    await link.drop();
     port.close();
   }
+}
+
+function open(options: RedisOptions): Redis {
+  const client = new Redis({ ...options, lazyConnect: true });
+  client.on("error", () => {}); // a lost connection is met by the renewals' retries
+  return client;
+}
+
+/** A connect function that answers a client of whichever server is the primary now. */
+function primaryOf(connections: RedisOptions[]): () => Promise<Redis> {
+  return async () => {
+    for (const options of connections) {
+      const client = open({ ...options, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      try {
+        const role = (await client.call("ROLE")) as unknown[];
+        if (String(role[0]) === "master") return client;
+      } catch {
+        // not answering: the next one
+      }
+      client.disconnect();
+    }
+    throw Object.assign(new Error("connect ECONNREFUSED: no primary now"), { code: "ECONNREFUSED" });
+  };
 }
 
 if (parentPort !== null) void main(parentPort, workerData as ThreadData);

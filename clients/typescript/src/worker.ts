@@ -31,6 +31,7 @@ import {
   command,
   errorCode,
   isConnectionFailure,
+  isTransient,
   lazy,
 } from "./machine.js";
 import { LEASE_LOST, type Renewal, type RenewalCounts } from "./renewals.js";
@@ -470,10 +471,12 @@ export interface WorkerOptions {
   functions?: boolean;
   /**
    * The connection of the renewals thread (ioredis options, which must cross to a thread:
-   * no functions in them); by default the host, port, path, user, password, db and TLS
-   * settings of the client `run` is given.
+   * no functions in them); by default the settings of the client `run` is given (host,
+   * port, path, user, password, db, TLS, and Sentinel's, with which ioredis follows a
+   * failover). Several: the thread renews on whichever of them is the primary (`ROLE`),
+   * asked again after an error that passes, as a `run` given a connect function does.
    */
-  renewFrom?: RedisOptions;
+  renewFrom?: RedisOptions | RedisOptions[];
   /** Where warnings go (`console.warn`). */
   log?: (message: string) => void;
 }
@@ -518,7 +521,7 @@ export class Worker {
   readonly onEviction: "warn" | "refuse" | "ignore";
   readonly functions: boolean;
   readonly signal: string;
-  readonly #renewFrom: RedisOptions | undefined;
+  readonly #renewFrom: RedisOptions | RedisOptions[] | undefined;
   readonly log: (message: string) => void;
 
   constructor(queue: WorkQueue | string, options: WorkerOptions = {}) {
@@ -591,15 +594,26 @@ export class Worker {
   async run(client: Connect, handler: Handler, signal: AbortSignal = new AbortController().signal): Promise<WorkReport> {
     const link = new Link(client, this.functions);
     const main = (await link.client()) as Redis;
-    const blocking = main.duplicate();
-    blocking.on("error", () => {}); // met by the loop's retries
-    const waits = new Link(blocking, this.functions);
+    // The waits for work block a connection of their own: a duplicate of the loop's
+    // client, made again after an error that passes (from the client the loop has then).
+    const waits = new Link(async () => {
+      const blocking = ((await link.client()) as Redis).duplicate();
+      blocking.on("error", () => {}); // met by the loop's retries
+      return blocking;
+    }, this.functions);
+    /** A wait for work on `waits`; a failure that passes renews the loop's client too (a demoted server's). */
+    const runWait = async (op: Op): Promise<unknown> => {
+      const answer = await waits.run(op);
+      if (answer instanceof Failed && isTransient(answer.error)) link.close();
+      return answer;
+    };
+    const renewFrom = this.#renewFrom ?? connectionOf(main);
     const thread = new Thread(new URL("./renewals-thread.js", import.meta.url), {
       workerData: {
         name: this.family.name,
         leaseMs: this.leaseMs,
         functions: this.functions,
-        connection: this.#renewFrom ?? connectionOf(main),
+        connections: Array.isArray(renewFrom) ? renewFrom : [renewFrom],
       } satisfies ThreadData,
     });
     let counts: RenewalCounts = { failed: 0, reconnects: 0, serverRetries: 0 };
@@ -621,7 +635,7 @@ export class Worker {
       signal.addEventListener("abort", () => resolve(), { once: true });
     });
     // A stop cuts a wait for work short: its connection closes.
-    const onAbort = (): void => blocking.disconnect();
+    const onAbort = (): void => waits.close();
     signal.addEventListener("abort", onAbort, { once: true });
     const start = (job: Job): void => {
       const task = (async (): Promise<Outcome> => {
@@ -656,9 +670,9 @@ export class Worker {
           working.feed(await Promise.race([link.run(step.op), threadError]));
         } else if (step.kind === "wait") {
           if (running.size === 0 || signal.aborted) {
-            working.feed(await waits.run(step.op));
+            working.feed(await runWait(step.op));
           } else {
-            const wait = waits.run(step.op);
+            const wait = runWait(step.op);
             const first = await Promise.race([wait.then((answer) => ({ answer })), anEnd().then(() => null)]);
             if (first !== null) working.feed(first.answer);
             else {
@@ -681,7 +695,7 @@ export class Worker {
     } finally {
       signal.removeEventListener("abort", onAbort);
       await Promise.allSettled(running.keys());
-      blocking.disconnect();
+      waits.close();
       link.close();
       tell({ kind: "stop" });
       await new Promise<void>((resolve) => {
@@ -700,7 +714,11 @@ export class Worker {
 function connectionOf(client: Client): RedisOptions {
   const options = (client as Redis).options;
   const out: Record<string, unknown> = {};
-  for (const key of ["host", "port", "path", "username", "password", "db", "family", "tls", "connectTimeout"] as const) {
+  const keys = [
+    "host", "port", "path", "username", "password", "db", "family", "tls", "connectTimeout",
+    "sentinels", "name", "role", "sentinelUsername", "sentinelPassword", "sentinelTLS", "enableTLSForSentinelMode",
+  ] as const;
+  for (const key of keys) {
     const value = options[key];
     if (value !== undefined && typeof value !== "function") out[key] = value;
   }

@@ -1,15 +1,17 @@
 /**
  * The Worker under the faults a deployment meets: worker processes SIGKILLed mid-job and
- * started again lose no job and ack none twice.
+ * started again lose no job and ack none twice; a primary demoted and its replica promoted
+ * under working workers that find the primary by `ROLE` (every worker goes on, and every
+ * job whose add the replica acknowledged runs).
  */
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, test } from "node:test";
 
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 
-import { WorkQueue } from "../src/index.js";
+import { WorkQueue, Worker, type WorkReport } from "../src/index.js";
 import { readyKey, runningKey, runsKey } from "./worker-process.js";
 import { Server, poll } from "./server.js";
 
@@ -103,4 +105,92 @@ test("worker processes killed mid-job lose no job and ack none twice", async () 
   const runs = new Map<string, number>();
   for (const job of await r.lrange(runsKey(name), 0, -1)) runs.set(job, (runs.get(job) ?? 0) + 1);
   assert.ok(midJob.length > 0 && midJob.every((job) => (runs.get(job) ?? 0) >= 2), JSON.stringify({ midJob }));
+});
+
+/** A connect function that answers a client of whichever server is the primary now, as one that asks Sentinel would. */
+function thePrimary(ports: number[]): () => Promise<Redis> {
+  return async () => {
+    for (const port of ports) {
+      const client = new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+      client.on("error", () => {});
+      try {
+        const role = (await client.call("ROLE")) as unknown[];
+        if (String(role[0]) === "master") return client;
+      } catch {
+        // not answering
+      }
+      client.disconnect();
+    }
+    throw Object.assign(new Error("connect ECONNREFUSED: no primary now"), { code: "ECONNREFUSED" });
+  };
+}
+
+test("workers go on through a demotion and a promotion", async () => {
+  const primary = await Server.start("--repl-diskless-sync-delay", "0");
+  const replica = await Server.start("--replicaof", "127.0.0.1", String(primary.port));
+  try {
+    const ports = [primary.port, replica.port];
+    const name = "demoted";
+    await poll(async () => /master_link_status:up/.test(await replica.client().info("replication")), "the replica in sync");
+    const ran = new Map<string, number>();
+    const durable: string[] = [];
+    /** Adds a job on whichever server is the primary, waiting for the replica. */
+    const add = async (id: string): Promise<void> => {
+      for (;;) {
+        let client: Redis;
+        try {
+          client = await thePrimary(ports)();
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          continue;
+        }
+        try {
+          await new WorkQueue(name).add(id, "x", 0, 0, "").run(client);
+          if (Number(await client.call("WAIT", 1, 200)) >= 1) durable.push(id);
+          return;
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        } finally {
+          client.disconnect();
+        }
+      }
+    };
+    const stop = new AbortController();
+    const worker = new Worker(name, {
+      poll: 200,
+      renewFrom: ports.map((port) => ({ host: "127.0.0.1", port, maxRetriesPerRequest: 0 })),
+    });
+    const runs: Promise<WorkReport>[] = [0, 1, 2].map(() =>
+      worker.run(thePrimary(ports), (job) => void ran.set(job.id, (ran.get(job.id) ?? 0) + 1), stop.signal),
+    );
+    for (let n = 0; n < 20; n++) await add(`before-${n}`);
+    const blocked = async (port: number): Promise<number> => {
+      const c = new Redis({ port, host: "127.0.0.1" });
+      try {
+        return String(await c.client("LIST")).split("\n").filter((l) => / cmd=bzpopmin /.test(l)).length;
+      } finally {
+        c.disconnect();
+      }
+    };
+    await poll(async () => (await blocked(primary.port)) >= 1, "a worker blocked in BZPOPMIN");
+    // Under load: a producer goes on adding while the primary is demoted.
+    const producing = (async () => {
+      for (let n = 0; n < 30; n++) await add(`during-${n}`);
+    })();
+    await primary.client().call("REPLICAOF", "127.0.0.1", String(replica.port));
+    await poll(async () => (await blocked(primary.port)) === 0, "no worker blocked on the demoted server");
+    await replica.client().call("REPLICAOF", "NO", "ONE");
+    await producing;
+    for (let n = 0; n < 5; n++) await add(`after-${n}`);
+    const queue = new WorkQueue(name);
+    const fresh = replica.client();
+    await poll(async () => (await queue.counts().run(fresh)).slice(0, 4).every((n) => n === 0), "every job to run", 30);
+    stop.abort();
+    const reports = await Promise.all(runs);
+    assert.deepEqual(durable.filter((id) => !ran.has(id)), [], "durable adds that never ran");
+    assert.ok(reports.every((rep) => rep.serverRetries + rep.reconnects >= 1), `a worker met no fault: ${JSON.stringify(reports)}`);
+  } finally {
+    await primary.stop();
+    await replica.stop();
+  }
 });
