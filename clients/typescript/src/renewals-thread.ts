@@ -9,7 +9,7 @@
 
 import { parentPort, workerData } from "node:worker_threads";
 
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 
 import { WorkQueue } from "./generated/work_queue.js";
 import { Link } from "./machine.js";
@@ -22,6 +22,8 @@ export interface ThreadData {
   functions: boolean;
   /** One server, or several, of which the thread renews on the primary (`ROLE`). */
   connections: RedisOptions[];
+  /** A cluster instead, by its primaries now (and `connections[0]`, each node's settings). */
+  cluster?: { host: string; port: number }[];
 }
 
 /** What the loop tells the thread. */
@@ -29,7 +31,14 @@ export type ToThread = Renewal | { readonly kind: "stop" };
 
 async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
   const renewals = new Renewals(new WorkQueue(data.name), data.leaseMs);
-  const link = new Link(data.connections.length === 1 ? open(data.connections[0]!) : primaryOf(data.connections), data.functions);
+  const link = new Link(
+    data.cluster !== undefined
+      ? openCluster(data.cluster, data.connections[0] ?? {})
+      : data.connections.length === 1
+        ? open(data.connections[0]!)
+        : primaryOf(data.connections),
+    data.functions,
+  );
   const inbox: ToThread[] = [];
   let wake: (() => void) | null = null;
   port.on("message", (message: ToThread) => {
@@ -67,6 +76,12 @@ async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Pro
 function open(options: RedisOptions): Redis {
   const client = new Redis({ ...options, lazyConnect: true });
   client.on("error", () => {}); // a lost connection is met by the renewals' retries
+  return client;
+}
+
+function openCluster(nodes: { host: string; port: number }[], redisOptions: RedisOptions): Cluster {
+  const client = new Cluster(nodes, { redisOptions, lazyConnect: true });
+  client.on("error", () => {});
   return client;
 }
 

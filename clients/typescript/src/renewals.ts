@@ -18,7 +18,7 @@ export const LEASE_LOST = "LEASE_LOST";
 /** What the loop tells the renewals. */
 export type Renewal =
   | { readonly kind: "hold"; readonly id: string; readonly token: string; readonly everyMs: number }
-  | { readonly kind: "release"; readonly token: string };
+  | { readonly kind: "release"; readonly id: string; readonly token: string };
 
 /** What the renewals counted: failed renewals, failed connections and server retries met. */
 export interface RenewalCounts {
@@ -41,7 +41,9 @@ export class Renewals {
   readonly #family: WorkQueue;
   readonly #leaseMs: number;
   #held: Held[] = [];
-  #inFlight: string | null = null;
+  /** The job whose renewal is out. A job is its id and token: the jobs one take hands out
+   * share a token (`<token>:<delivery>`), so a token alone names several. */
+  #inFlight: { id: string; token: string } | null = null;
   #failed = 0;
   readonly #retries = new Retries();
 
@@ -55,7 +57,7 @@ export class Renewals {
       const { id, token, everyMs } = renewal;
       this.#held.push({ id, token, next: performance.now() + everyMs, everyMs, again: false });
     } else {
-      this.#held = this.#held.filter((h) => h.token !== renewal.token);
+      this.#held = this.#held.filter((h) => h.id !== renewal.id || h.token !== renewal.token);
     }
   }
 
@@ -65,14 +67,14 @@ export class Renewals {
     const now = performance.now();
     const first = this.#held.reduce((a, b) => (b.next < a.next ? b : a));
     if (first.next > now) return { dueMs: first.next - now };
-    this.#inFlight = first.token;
+    this.#inFlight = { id: first.id, token: first.token };
     return { run: call(this.#family.extend(first.id, first.token, { lease: this.#leaseMs })) };
   }
 
   feed(answer: unknown): void {
-    const token = this.#inFlight;
+    const sent = this.#inFlight;
     this.#inFlight = null;
-    const held = this.#held.find((h) => h.token === token);
+    const held = this.#held.find((h) => h.id === sent?.id && h.token === sent.token);
     if (held === undefined) return; // released meanwhile: its ack or nack settled it
     if (answer instanceof Failed) {
       if (errorCode(answer.error) === LEASE_LOST) {

@@ -19,7 +19,7 @@
 import { randomBytes } from "node:crypto";
 import { Worker as Thread } from "node:worker_threads";
 
-import type { Redis, RedisOptions } from "ioredis";
+import type { Cluster, Redis, RedisOptions } from "ioredis";
 
 import { KEY_SIGNAL, NACK, TAKE, WorkQueue } from "./generated/work_queue.js";
 import {
@@ -449,7 +449,7 @@ class Working {
   }
 
   private release(job: Job): void {
-    this.renewals({ kind: "release", token: job.token });
+    this.renewals({ kind: "release", id: job.id, token: job.token });
   }
 }
 
@@ -593,11 +593,11 @@ export class Worker {
    */
   async run(client: Connect, handler: Handler, signal: AbortSignal = new AbortController().signal): Promise<WorkReport> {
     const link = new Link(client, this.functions);
-    const main = (await link.client()) as Redis;
+    const main = await link.client();
     // The waits for work block a connection of their own: a duplicate of the loop's
     // client, made again after an error that passes (from the client the loop has then).
     const waits = new Link(async () => {
-      const blocking = ((await link.client()) as Redis).duplicate();
+      const blocking = (await link.client()).duplicate();
       blocking.on("error", () => {}); // met by the loop's retries
       return blocking;
     }, this.functions);
@@ -608,14 +608,21 @@ export class Worker {
       return answer;
     };
     const renewFrom = this.#renewFrom ?? connectionOf(main);
-    const thread = new Thread(new URL("./renewals-thread.js", import.meta.url), {
-      workerData: {
-        name: this.family.name,
-        leaseMs: this.leaseMs,
-        functions: this.functions,
-        connections: Array.isArray(renewFrom) ? renewFrom : [renewFrom],
-      } satisfies ThreadData,
-    });
+    const workerData: ThreadData = {
+      name: this.family.name,
+      leaseMs: this.leaseMs,
+      functions: this.functions,
+      connections: Array.isArray(renewFrom) ? renewFrom : [renewFrom],
+    };
+    if (this.#renewFrom === undefined && isCluster(main)) {
+      // A cluster: the thread opens one of its own, from its primaries now.
+      // Its primaries as the client knows them now, and the nodes it was started from (a
+      // client not connected yet knows no primary).
+      const known = main.nodes("master").map((node) => ({ host: node.options.host ?? "127.0.0.1", port: node.options.port ?? 6379 }));
+      const startup = (main as unknown as { startupNodes?: unknown[] }).startupNodes ?? [];
+      workerData.cluster = [...known, ...startup.filter(isNode)];
+    }
+    const thread = new Thread(new URL("./renewals-thread.js", import.meta.url), { workerData });
     let counts: RenewalCounts = { failed: 0, reconnects: 0, serverRetries: 0 };
     thread.on("message", (message: { kind: string } & RenewalCounts) => {
       if (message.kind === "counts") counts = message;
@@ -710,9 +717,19 @@ export class Worker {
   }
 }
 
-/** The settings of `client`'s connection that cross to a thread (no functions). */
+function isNode(node: unknown): node is { host: string; port: number } {
+  const n = node as { host?: unknown; port?: unknown } | null;
+  return typeof n === "object" && n !== null && typeof n.host === "string" && typeof n.port === "number";
+}
+
+/** Whether `client` is a cluster's (by its shape: the app's ioredis may be another copy than this package's). */
+function isCluster(client: Client): client is Cluster {
+  return "nodes" in client && typeof client.nodes === "function";
+}
+
+/** The settings of `client`'s connection that cross to a thread (no functions); a cluster's, of its nodes. */
 function connectionOf(client: Client): RedisOptions {
-  const options = (client as Redis).options;
+  const options: Record<string, unknown> = isCluster(client) ? { ...client.options.redisOptions } : { ...client.options };
   const out: Record<string, unknown> = {};
   const keys = [
     "host", "port", "path", "username", "password", "db", "family", "tls", "connectTimeout",

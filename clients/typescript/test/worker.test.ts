@@ -148,3 +148,27 @@ test("bad settings are refused before any I/O", () => {
   assert.throws(() => new Worker("q", { lease: 0 }), (err: Error) => (err as { code?: string }).code === "BAD_LEASE");
   assert.throws(() => new Worker("", {}), (err: Error) => (err as { code?: string }).code === "BAD_KEYS");
 });
+
+test("jobs taken in one call are renewed each on its own: one that ends stops none of the others", async () => {
+  // The jobs of one take share a lease token (`<token>:1`): renewals know a job by its id too.
+  await add("batch", "quick", "slow-1", "slow-2");
+  const stop = new AbortController();
+  const deadlines: number[] = [];
+  const worker = new Worker("batch", { lease: 600, concurrency: 3, poll: 20 });
+  let ended = 0;
+  const report = await worker.run(
+    server.client(),
+    async (job) => {
+      if (job.id !== "quick") {
+        await new Promise((resolve) => setTimeout(resolve, 1_800)); // three leases
+        const deadline = Number(await r.zscore(workQueue.KEY_LEASED.build({ name: "batch" }), job.id));
+        deadlines.push(deadline - (await serverMs()));
+      }
+      if (++ended === 3) stop.abort();
+    },
+    stop.signal,
+  );
+  assert.equal(deadlines.length, 2);
+  assert.ok(deadlines.every((left) => left > 0), `a lease ran out: ${JSON.stringify(deadlines)}`);
+  assert.deepEqual([report.acked, report.lost], [3, 0]);
+});
