@@ -69,3 +69,4 @@ export { MAX_BLOCK_MS, NotGranted, type Wake, type WaitOptions, hold, isStreamId
 export { type Event, Events, type JobEnd, MAX_EVENTS_READ, waitForJob } from "./events.js";
 export { type CronTimes, MAX_CRON_TIMES, MAX_SCHEDULES_PAGE, ScheduleReport, Scheduler, cronTimes } from "./scheduler.js";
 export { Held, QuorumLock, driftMs, quorum } from "./redlock.js";
+export { primaryOf } from "./primary.js";

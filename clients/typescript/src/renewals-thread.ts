@@ -13,6 +13,7 @@ import { Cluster, Redis, type RedisOptions } from "ioredis";
 
 import { WorkQueue } from "./generated/work_queue.js";
 import { Link } from "./machine.js";
+import { primaryOf } from "./primary.js";
 import { type Renewal, Renewals } from "./renewals.js";
 
 /** What the loop gives the thread. */
@@ -85,21 +86,5 @@ function openCluster(nodes: { host: string; port: number }[], redisOptions: Redi
   return client;
 }
 
-/** A connect function that answers a client of whichever server is the primary now. */
-function primaryOf(connections: RedisOptions[]): () => Promise<Redis> {
-  return async () => {
-    for (const options of connections) {
-      const client = open({ ...options, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      try {
-        const role = (await client.call("ROLE")) as unknown[];
-        if (String(role[0]) === "master") return client;
-      } catch {
-        // not answering: the next one
-      }
-      client.disconnect();
-    }
-    throw Object.assign(new Error("connect ECONNREFUSED: no primary now"), { code: "ECONNREFUSED" });
-  };
-}
 
 if (parentPort !== null) void main(parentPort, workerData as ThreadData);

@@ -7,25 +7,21 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { Redis } from "ioredis";
 
-import { WorkQueue, Worker, type WorkReport } from "../src/index.js";
+import { WorkQueue, Worker, type WorkReport, primaryOf } from "../src/index.js";
 import { readyKey, runningKey, runsKey } from "./worker-process.js";
-import { Server, poll } from "./server.js";
+import { Server, poll, serve } from "./server.js";
 
 let server: Server;
 let r: Redis;
 
-before(async () => {
-  server = await Server.start();
-  r = server.client();
-});
-
-after(async () => {
-  await server.stop();
-});
+serve((s, c) => {
+  server = s;
+  r = c;
+}, { flush: false });
 
 /** The worker processes of one test. */
 class Processes {
@@ -107,23 +103,6 @@ test("worker processes killed mid-job lose no job and ack none twice", async () 
   assert.ok(midJob.length > 0 && midJob.every((job) => (runs.get(job) ?? 0) >= 2), JSON.stringify({ midJob }));
 });
 
-/** A connect function that answers a client of whichever server is the primary now, as one that asks Sentinel would. */
-function thePrimary(ports: number[]): () => Promise<Redis> {
-  return async () => {
-    for (const port of ports) {
-      const client = new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
-      client.on("error", () => {});
-      try {
-        const role = (await client.call("ROLE")) as unknown[];
-        if (String(role[0]) === "master") return client;
-      } catch {
-        // not answering
-      }
-      client.disconnect();
-    }
-    throw Object.assign(new Error("connect ECONNREFUSED: no primary now"), { code: "ECONNREFUSED" });
-  };
-}
 
 test("workers go on through a demotion and a promotion", async () => {
   const primary = await Server.start("--repl-diskless-sync-delay", "0");
@@ -139,7 +118,7 @@ test("workers go on through a demotion and a promotion", async () => {
       for (;;) {
         let client: Redis;
         try {
-          client = await thePrimary(ports)();
+          client = await primaryOf(ports.map((port) => ({ host: "127.0.0.1", port })))();
         } catch {
           await new Promise((resolve) => setTimeout(resolve, 10));
           continue;
@@ -161,7 +140,7 @@ test("workers go on through a demotion and a promotion", async () => {
       renewFrom: ports.map((port) => ({ host: "127.0.0.1", port, maxRetriesPerRequest: 0 })),
     });
     const runs: Promise<WorkReport>[] = [0, 1, 2].map(() =>
-      worker.run(thePrimary(ports), (job) => void ran.set(job.id, (ran.get(job.id) ?? 0) + 1), stop.signal),
+      worker.run(primaryOf(ports.map((port) => ({ host: "127.0.0.1", port }))), (job) => void ran.set(job.id, (ran.get(job.id) ?? 0) + 1), stop.signal),
     );
     for (let n = 0; n < 20; n++) await add(`before-${n}`);
     const blocked = async (port: number): Promise<number> => {

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test } from "node:test";
+import { beforeEach, test } from "node:test";
 
 import { Redis } from "ioredis";
 
@@ -24,7 +24,7 @@ import {
   transaction,
   pipeline,
 } from "../src/index.js";
-import { Server } from "./server.js";
+import { Server, serve } from "./server.js";
 
 let server: Server;
 let r: Redis;
@@ -67,14 +67,10 @@ async function calls(client: Redis, command: string): Promise<number> {
   return found ? Number(found[1]) : 0;
 }
 
-before(async () => {
-  server = await Server.start();
-  r = server.client();
-});
-
-after(async () => {
-  await server.stop();
-});
+serve((s, c) => {
+  server = s;
+  r = c;
+}, { flush: false });
 
 beforeEach(async () => {
   await r.flushall();

@@ -5,33 +5,21 @@
  */
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test } from "node:test";
+import { test } from "node:test";
 
 import type { Redis } from "ioredis";
 
 import { InvalidInput, type ScheduleReport, Scheduler, WorkQueue, cronTimes, workQueue } from "../src/index.js";
-import { Server, poll } from "./server.js";
+import { Server, blockedIn, poll, serve, serverMs } from "./server.js";
 
 let server: Server;
 let r: Redis;
 
-before(async () => {
-  server = await Server.start();
-  r = server.client();
+serve((s, c) => {
+  server = s;
+  r = c;
 });
 
-after(async () => {
-  await server.stop();
-});
-
-beforeEach(async () => {
-  await r.flushall();
-});
-
-async function serverMs(): Promise<number> {
-  const [s, us] = await r.time();
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-}
 
 async function every(queue: string, name: string, everyMs: number, first: number | null = null): Promise<void> {
   await new WorkQueue(queue).setSchedule(name, 0, "", "", 0, 0, "", "tick", first === null, { every: everyMs, first }).run(r);
@@ -42,10 +30,6 @@ async function jobIds(queue: string): Promise<string[]> {
   return (await r.zrange(workQueue.KEY_WAITING.build({ name: queue }), 0, -1)).sort();
 }
 
-async function blockedIn(command: string): Promise<number> {
-  const listed = String(await r.client("LIST")).split("\n");
-  return listed.filter((line) => line.includes(` cmd=${command} `) && / flags=[a-zA-Z]*b/.test(line)).length;
-}
 
 test("three schedulers add each run once", async () => {
   await every("ticks", "tick", 50);
@@ -70,10 +54,10 @@ test("a sleeping scheduler wakes when a schedule is set, and a stop ends its sle
   const stop = new AbortController();
   // Nothing due and nothing scheduled: it sleeps a minute.
   const run = new Scheduler("wake", { maxWait: 60_000 }).run(server.client(), stop.signal);
-  await poll(async () => (await blockedIn("xread")) === 1, "the scheduler to sleep");
-  await every("wake", "hourly", 3_600_000, await serverMs());
+  await poll(async () => (await blockedIn(r, "xread")) === 1, "the scheduler to sleep");
+  await every("wake", "hourly", 3_600_000, await serverMs(r));
   await poll(async () => (await jobIds("wake")).length > 0, "the first run, well before the minute", 5);
-  await poll(async () => (await blockedIn("xread")) === 1, "the scheduler to sleep again");
+  await poll(async () => (await blockedIn(r, "xread")) === 1, "the scheduler to sleep again");
   const stopping = Date.now();
   stop.abort();
   const report = await run;
@@ -83,7 +67,7 @@ test("a sleeping scheduler wakes when a schedule is set, and a stop ends its sle
 });
 
 test("a cron schedule needs the caller's cron times", async () => {
-  await new WorkQueue("cron").setSchedule("nightly", 0, "0 3 * * *", "UTC", 0, 0, "", "x", true, { first: await serverMs() }).run(r);
+  await new WorkQueue("cron").setSchedule("nightly", 0, "0 3 * * *", "UTC", 0, 0, "", "x", true, { first: await serverMs(r) }).run(r);
   await assert.rejects(new Scheduler("cron").run(server.client()), (err: InvalidInput) => err.code === "BAD_TIMES");
   // With times given: every minute (a toy cron of whole minutes), the runs since `run` and the next ones.
   const minutes = {

@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
+import { after, before, beforeEach } from "node:test";
+
 import { Redis, type RedisOptions } from "ioredis";
 
 export const BINARY = process.env["REDIS_SERVER_BIN"] ?? "redis-server";
@@ -166,4 +168,38 @@ export class ClusterServers {
   async stop(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.stop()));
   }
+}
+
+/**
+ * A server for the tests of one file: started before them, stopped after; `set` gets it
+ * and a client of it; with `flush`, every test starts on an empty keyspace.
+ */
+export function serve(set: (server: Server, client: Redis) => void, options: { flush?: boolean; client?: RedisOptions } = {}): void {
+  let started: Server | null = null;
+  let client: Redis | null = null;
+  before(async () => {
+    started = await Server.start();
+    client = started.client(options.client ?? {});
+    set(started, client);
+  });
+  after(async () => {
+    await started?.stop();
+  });
+  if (options.flush ?? true) {
+    beforeEach(async () => {
+      await client?.flushall();
+    });
+  }
+}
+
+/** The server's clock, in ms. */
+export async function serverMs(client: Redis): Promise<number> {
+  const [s, us] = await client.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** How many clients of `client`'s server are blocked in `command` (lower case) now. */
+export async function blockedIn(client: Redis, command: string): Promise<number> {
+  const listed = String(await client.client("LIST")).split("\n");
+  return listed.filter((line) => line.includes(` cmd=${command} `) && / flags=[a-zA-Z]*b/.test(line)).length;
 }

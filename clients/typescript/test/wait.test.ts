@@ -6,12 +6,12 @@
  */
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test } from "node:test";
+import { test } from "node:test";
 
 import type { Redis } from "ioredis";
 
 import { FairLock, NotGranted, RwLock, Semaphore, WorkQueue, hold, wait, waitForJob } from "../src/index.js";
-import { Server, poll } from "./server.js";
+import { Server, blockedIn, poll, serve } from "./server.js";
 
 let server: Server;
 let r: Redis;
@@ -19,22 +19,11 @@ let r: Redis;
 const token = (n: number): string => n.toString(16).padStart(32, "0");
 
 /** Whether `clients` connections are blocked in `command` right now. */
-async function blocked(clients: number, command: string): Promise<boolean> {
-  const listed = String(await r.client("LIST")).split("\n");
-  return listed.filter((line) => line.includes(` cmd=${command} `) && / flags=[a-zA-Z]*b/.test(line)).length >= clients;
-}
+const blocked = async (clients: number, command: string): Promise<boolean> => (await blockedIn(r, command)) >= clients;
 
-before(async () => {
-  server = await Server.start();
-  r = server.client();
-});
-
-after(async () => {
-  await server.stop();
-});
-
-beforeEach(async () => {
-  await r.flushall();
+serve((s, c) => {
+  server = s;
+  r = c;
 });
 
 test("a semaphore waiter wakes when a permit frees", async () => {

@@ -6,27 +6,19 @@
  */
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test } from "node:test";
+import { test } from "node:test";
 
 import type { Redis } from "ioredis";
 
 import { Backoff, Unrecoverable, WorkQueue, Worker, type WorkReport, workQueue } from "../src/index.js";
-import { Server, poll } from "./server.js";
+import { Server, blockedIn, poll, serve, serverMs } from "./server.js";
 
 let server: Server;
 let r: Redis;
 
-before(async () => {
-  server = await Server.start();
-  r = server.client();
-});
-
-after(async () => {
-  await server.stop();
-});
-
-beforeEach(async () => {
-  await r.flushall();
+serve((s, c) => {
+  server = s;
+  r = c;
 });
 
 async function add(name: string, ...ids: string[]): Promise<void> {
@@ -44,10 +36,6 @@ async function pending(name: string): Promise<number> {
   );
 }
 
-async function serverMs(): Promise<number> {
-  const [s, us] = await r.time();
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-}
 
 test("N workers of concurrency M drain a queue: every job handled and acked once", async () => {
   const ids = Array.from({ length: 150 }, (_, i) => `job-${i}`);
@@ -90,7 +78,7 @@ test("renewals keep a job whose handler keeps the event loop busy past its lease
         /* busy */
       }
       const deadline = Number(await r.zscore(workQueue.KEY_LEASED.build({ name: "busy" }), job.id));
-      deadlineLeft = deadline - (await serverMs());
+      deadlineLeft = deadline - (await serverMs(r));
       stop.abort();
     },
     stop.signal,
@@ -130,7 +118,7 @@ test("an idle worker wakes on an added job, and a stop ends a long wait at once"
   const handled: string[] = [];
   // A poll of a minute: only the signal key can wake it in time.
   const run = new Worker("idle", { poll: 60_000 }).run(server.client(), (job) => void handled.push(job.id), stop.signal);
-  const blocked = async (): Promise<boolean> => /cmd=bzpopmin/.test(String(await r.client("LIST")));
+  const blocked = async (): Promise<boolean> => (await blockedIn(r, "bzpopmin")) === 1;
   await poll(blocked, "the worker blocked on its signal key");
   await add("idle", "wake");
   await poll(() => handled.length === 1, "the added job handled", 10);
@@ -162,7 +150,7 @@ test("jobs taken in one call are renewed each on its own: one that ends stops no
       if (job.id !== "quick") {
         await new Promise((resolve) => setTimeout(resolve, 1_800)); // three leases
         const deadline = Number(await r.zscore(workQueue.KEY_LEASED.build({ name: "batch" }), job.id));
-        deadlines.push(deadline - (await serverMs()));
+        deadlines.push(deadline - (await serverMs(r)));
       }
       if (++ended === 3) stop.abort();
     },
