@@ -137,7 +137,7 @@ local partitions = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not partitions or partitions > 1024 then
   return redis.error_reply('BAD_PARTITIONS must be an integer from 1 to 1024, got ' .. shown(ARGV[3]))
 end
-local partition = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+local partition = ARGV[4] == '0' and 0 or tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not partition or partition > 1023 then
   return redis.error_reply('BAD_PARTITION must be an integer from 0 to 1023, got ' .. shown(ARGV[4]))
 end

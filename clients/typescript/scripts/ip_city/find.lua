@@ -46,7 +46,7 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local blocks = KEYS[1]
 local cities = KEYS[2]
-local ip = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+local ip = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ip or ip > 4294967295 then
   return redis.error_reply('BAD_IP must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
 end

@@ -49,7 +49,7 @@ if #KEYS ~= 2 or #ARGV ~= 2 then
 end
 local friends = KEYS[1]
 local seen = KEYS[2]
-local now = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+local now = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end

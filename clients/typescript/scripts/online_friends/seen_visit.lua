@@ -40,7 +40,7 @@ local user = ARGV[1]
 if user == '' then
   return redis.error_reply('BAD_USER must not be empty')
 end
-local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local now = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end

@@ -43,7 +43,7 @@ local row = ARGV[1]
 if row == '' then
   return redis.error_reply('BAD_ROW must not be empty')
 end
-local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local delay = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not delay or delay > 999999999999999 then
   return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end

@@ -90,7 +90,7 @@ end
 local state = KEYS[1]
 local places = KEYS[2]
 local bell = KEYS[3]
-local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+local capacity = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not capacity or capacity > 1000 then
   return redis.error_reply('BAD_CAPACITY must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
 end

@@ -65,7 +65,7 @@ local precision = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not precision or precision > 1000000000 then
   return redis.error_reply('BAD_PRECISION must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
 end
-local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local now = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end

@@ -88,12 +88,12 @@ local name = ARGV[1]
 if name == '' then
   return redis.error_reply('BAD_NAME must not be empty')
 end
-local count = tonumber(string.match(ARGV[2], '^%-?[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local count = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^%-?[1-9]%d*$'))
 if not count or count < -999999999999999 or count > 999999999999999 then
   return redis.error_reply(
       'BAD_COUNT must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local now = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end

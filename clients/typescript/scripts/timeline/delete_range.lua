@@ -34,11 +34,11 @@ if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local timeline = KEYS[1]
-local min = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+local min = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not min or min > 999999999999999 then
   return redis.error_reply('BAD_MIN must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local max = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local max = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not max or max > 999999999999999 then
   return redis.error_reply('BAD_MAX must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end

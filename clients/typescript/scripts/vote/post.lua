@@ -72,7 +72,7 @@ local subject = ARGV[1]
 if subject == '' then
   return redis.error_reply('BAD_SUBJECT must not be empty')
 end
-local at = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local at = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if ARGV[2] ~= '' and (not at or at > 999999999999999) then
   return redis.error_reply('BAD_AT must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
 end

@@ -53,7 +53,7 @@ if #KEYS < 4 or #KEYS > 202 or #ARGV < 4 or #ARGV > 202 then
 end
 local login = KEYS[1]
 local recent = KEYS[2]
-local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+local limit = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 999999999999999 then
   return redis.error_reply('BAD_LIMIT must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end

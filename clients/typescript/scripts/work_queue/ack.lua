@@ -7,9 +7,12 @@
 --- the queue's metrics (see `metrics.lua`), and in its events when they are on. A
 --- non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
 --- `result.lua` reads it; one longer than its `result_max` is refused, with the job still
---- held, so the worker can ack it without. A flow's child that ends lets its parent run
---- once it was the last one (see `add_flow.lua`).
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- held, so the worker can ack it without. With events on, an ack without a result keeps
+--- an empty one for as long, so that a wait for the job tells it from a job never added.
+--- A flow's child that ends lets its parent run once it was the last one (see
+--- `add_flow.lua`), and with events on the parent's `waiting` follows the child's
+--- `completed`.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
@@ -140,7 +143,7 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -449,6 +452,8 @@ if result ~= '' then
   if too_big then
     return too_big
   end
+end
+if result ~= '' or settings.events_max > 0 then
   redis.call('HLEN', results)
   redis.call('ZCARD', kept)
 end
@@ -462,11 +467,15 @@ if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
 end
 count_ends(jobs, metrics, 1, 0, 0)
 -- The last child of a flow to end lets its parent run.
-if child_ended(jobs, waiting, false, parent, id, true, now) then
+local parent_ready = child_ended(jobs, waiting, false, parent, id, true, now)
+if parent_ready then
   wake_workers(signal)
 end
-if result ~= '' then
+if result ~= '' or settings.events_max > 0 then
   keep_result(results, kept, id, result, now, settings.result_ttl)
 end
 emit(events, settings.events_max, 'completed', id)
+if parent_ready then
+  emit(events, settings.events_max, 'waiting', parent.id)
+end
 return now

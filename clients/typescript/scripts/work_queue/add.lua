@@ -5,32 +5,57 @@
 --- An id that is in the queue in any state (waiting, delayed, leased, parked or dead) is
 --- left as it is, and the reply says which state it is in; once a job is acked or
 --- removed, its id may be added again. Higher `priority` is taken first; jobs of one
---- priority are taken in the order they were added. A job in a `group` counts against
+--- priority are taken in the order they were added, except that a `lifo` job goes ahead
+--- of those waiting at its priority (last in, first out). A job in a `group` counts against
 --- that group's limits when it runs (see `take.lua`). While the queue's groups take turns
 --- (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
 --- of `parked` instead (a job without a group in the range of group '') and its group, unless
 --- it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- With events on (`configure.lua`), a job added appends `added` with its state.
+--- A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
+--- `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
+--- deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
+--- `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
+--- `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
+--- (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
+--- point from half of that to all of it). 0 and 'worker' keep the caller's.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg id string non-empty      the job's id, chosen by the caller: the same id is never queued twice
 --- @arg payload bytes            the job's data
 --- @arg priority uint 0..=255    higher is taken first; 0 is the usual
 --- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
 --- @arg group string             the group whose limits the job counts against; '' for none
+--- @arg attempts uint 0..=1000    the most deliveries of this job; 0 for the caller's `max_deliveries`
+--- @arg backoff string worker|none|fixed|exponential  the delay before each retry of this job; worker: the caller's
+--- @arg backoff_delay ms 0..=10^12    the fixed delay, or the exponential backoff's first one
+--- @arg backoff_max ms 0..=10^12      the exponential backoff's longest delay
+--- @arg lifo bool                 ahead of the jobs waiting at its priority, not behind them
 --- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or
 ---                               that of the job already there
---- @error BAD_ARGS               not 6 keys and 5 arguments
+--- @error BAD_ARGS               not 7 keys and 10 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
+--- @error BAD_ATTEMPTS           not an integer within its range
+--- @error BAD_BACKOFF            not one of its choices
+--- @error BAD_BACKOFF_DELAY      not whole milliseconds within its range
+--- @error BAD_BACKOFF_MAX        not whole milliseconds within its range
+--- @error BAD_LIFO               not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
---- @uses add_job turn_plan wait_turn
+--- @uses add_job turn_plan wait_turn emit
+--- @default attempts 0          JobOptions::new: the caller's max_deliveries
+--- @default backoff worker       JobOptions::new: the caller's delay
+--- @default backoff_delay 0      JobOptions::new: none
+--- @default backoff_max 0        JobOptions::new: none
+--- @default lifo 0               JobOptions::new: behind the jobs of its priority
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -69,16 +94,20 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, '0', 'ready')
 end
--- The rank of a job of `priority` behind every job of that priority now: the next arrival
--- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
--- 10^13 so that a rank stays exact in a double.
-local function next_rank(jobs_hash, job_priority)
+-- The rank of a job of `priority` behind every job of that priority now, or with `lifo`
+-- ahead of them: the priority's band of 10^13 ranks, halved at 5 × 10^12, plus or minus
+-- the next arrival number (#seq in the jobs hash, which the caller checked is a count),
+-- which wraps after 5 × 10^12 so that a rank stays within its band and exact in a double.
+local function next_rank(jobs_hash, job_priority, lifo)
   local seq = redis.call('HINCRBY', jobs_hash, '#seq', '1')
-  if seq >= 10000000000000 then
+  if seq >= 5000000000000 then
     seq = 1
     redis.call('HSET', jobs_hash, '#seq', '1')
   end
-  return (255 - job_priority) * 10000000000000 + seq
+  if lifo then
+    seq = -seq
+  end
+  return (255 - job_priority) * 10000000000000 + 5000000000000 + seq
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -147,15 +176,30 @@ local function settings_of(stored)
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
   }
 end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id,
+      detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', string.format('%d', cap), '*', 'event', kind, 'job', job_id)
+end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
--- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first
--- ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
+-- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings)
+    job_group, known_settings, job_retry, job_lifo)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -174,7 +218,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
       return nil, bad
     end
   end
-  local rank = next_rank(jobs_hash, job_priority)
+  local rank = next_rank(jobs_hash, job_priority, job_lifo)
   local state = 'waiting'
   -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
   -- job, metrics on or off: how long the head of a queue has waited is its first health sign.
@@ -194,6 +238,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     string.format('%d', rank), 'n:' .. job_id, '0', 'a:' .. job_id, string.format('%d', ready) }
   if job_group ~= '' then
     fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
+  end
+  if job_retry then
+    fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }
@@ -262,37 +309,59 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 10 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 10 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
 local parked = KEYS[3]
 local jobs = KEYS[4]
 local signal = KEYS[5]
-local turns = KEYS[6]
+local events = KEYS[6]
+local turns = KEYS[7]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
 end
 local payload = ARGV[2]
-local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local priority = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end
-local delay = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+local delay = ARGV[4] == '0' and 0 or tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[4]))
 end
 local group = ARGV[5]
+local attempts = ARGV[6] == '0' and 0 or tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+if not attempts or attempts > 1000 then
+  return redis.error_reply('BAD_ATTEMPTS must be an integer from 0 to 1000, got ' .. shown(ARGV[6]))
+end
+local backoff = ARGV[7]
+if backoff ~= 'worker' and backoff ~= 'none' and backoff ~= 'fixed' and backoff ~= 'exponential' then
+  return redis.error_reply('BAD_BACKOFF must be one of worker, none, fixed, exponential, got ' .. shown(backoff))
+end
+local backoff_delay = ARGV[8] == '0' and 0 or tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
+if not backoff_delay or backoff_delay > 1000000000000 then
+  return redis.error_reply(
+      'BAD_BACKOFF_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[8]))
+end
+local backoff_max = ARGV[9] == '0' and 0 or tonumber(string.match(ARGV[9], '^[1-9]%d*$'))
+if not backoff_max or backoff_max > 1000000000000 then
+  return redis.error_reply('BAD_BACKOFF_MAX must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[9]))
+end
+local lifo = ARGV[10] == '1'
+if not lifo and ARGV[10] ~= '0' then
+  return redis.error_reply('BAD_LIFO must be 1 or 0, got ' .. shown(ARGV[10]))
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
-    signal ~= tag_of_keys .. ':signal' or turns ~= tag_of_keys .. ':turns' then
-  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':turns' }) do
+    signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' or turns ~= tag_of_keys .. ':turns' then
+  for i, each in ipairs({ ':delayed', ':parked', ':jobs', ':signal', ':events', ':turns' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -302,20 +371,32 @@ if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or
 end
 -- End of the generated input checks.
 -- Read before the first write: the keys' types, and where the job waits for its turn.
-if redis.call('EXISTS', parked, turns) > 0 then
+if redis.call('EXISTS', parked, turns, events) > 0 then
   redis.call('ZCARD', parked)
   redis.call('ZCARD', turns)
+  redis.call('XLEN', events)
 end
 local turn, bad_turn, settings = turn_plan(jobs, turns, group)
 if turn == nil then
   return bad_turn
 end
-local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings)
+-- The job's own retry options, as retry_of reads them; none when it keeps the caller's.
+local retry = false
+if attempts > 0 or backoff ~= 'worker' then
+  local kinds = { worker = 'w', none = 'f', fixed = 'f', exponential = 'e' }
+  local first = backoff == 'none' and 0 or backoff_delay
+  retry = string.format('%d %s %d %d', attempts, kinds[backoff], first, backoff_max)
+end
+local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings, retry,
+  lifo)
 if not added then
   return bad
 end
-if turn and added[1] == 1 and added[2] == 'waiting' then
-  wait_turn(turn, waiting, parked, turns, jobs, id)
-  added[2] = 'parked'
+if added[1] == 1 then
+  if turn and added[2] == 'waiting' then
+    wait_turn(turn, waiting, parked, turns, jobs, id)
+    added[2] = 'parked'
+  end
+  emit(events, settings.events_max, 'added', id, 'state', added[2])
 end
 return added

@@ -16,7 +16,7 @@
 --- slot, or in another slot, are the app's to join: wait for each (`events.lua`), then
 --- add the parent. A flow has at most 50 children, so that one call stays short; more
 --- children are the app's to join in the same way.
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
@@ -63,16 +63,20 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, '0', 'ready')
 end
--- The rank of a job of `priority` behind every job of that priority now: the next arrival
--- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
--- 10^13 so that a rank stays exact in a double.
-local function next_rank(jobs_hash, job_priority)
+-- The rank of a job of `priority` behind every job of that priority now, or with `lifo`
+-- ahead of them: the priority's band of 10^13 ranks, halved at 5 × 10^12, plus or minus
+-- the next arrival number (#seq in the jobs hash, which the caller checked is a count),
+-- which wraps after 5 × 10^12 so that a rank stays within its band and exact in a double.
+local function next_rank(jobs_hash, job_priority, lifo)
   local seq = redis.call('HINCRBY', jobs_hash, '#seq', '1')
-  if seq >= 10000000000000 then
+  if seq >= 5000000000000 then
     seq = 1
     redis.call('HSET', jobs_hash, '#seq', '1')
   end
-  return (255 - job_priority) * 10000000000000 + seq
+  if lifo then
+    seq = -seq
+  end
+  return (255 - job_priority) * 10000000000000 + 5000000000000 + seq
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -143,13 +147,14 @@ local function settings_of(stored)
 end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
--- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first
--- ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
+-- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings)
+    job_group, known_settings, job_retry, job_lifo)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -168,7 +173,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
       return nil, bad
     end
   end
-  local rank = next_rank(jobs_hash, job_priority)
+  local rank = next_rank(jobs_hash, job_priority, job_lifo)
   local state = 'waiting'
   -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
   -- job, metrics on or off: how long the head of a queue has waited is its first health sign.
@@ -189,6 +194,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   if job_group ~= '' then
     fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
   end
+  if job_retry then
+    fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
+  end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }
 end
@@ -207,7 +215,7 @@ if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
 end
 local payload = ARGV[2]
-local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local priority = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end

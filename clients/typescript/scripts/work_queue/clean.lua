@@ -4,7 +4,7 @@
 --- and parked jobs go in the order they would run, delayed ones by due time, dead ones
 --- oldest first; their records go with them. Leased jobs are left to their workers (see
 --- `remove.lua`). The work per call is bounded; call again while it removes `count`.
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -46,7 +46,7 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

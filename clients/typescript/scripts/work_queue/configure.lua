@@ -190,12 +190,12 @@ local jobs = KEYS[2]
 local wake = KEYS[3]
 local signal = KEYS[4]
 local events = KEYS[5]
-local group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+local group_concurrency = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if ARGV[1] ~= '' and (not group_concurrency or group_concurrency > 1000000) then
   return redis.error_reply(
       'BAD_GROUP_CONCURRENCY must be an integer from 0 to 1000000, or empty, got ' .. shown(ARGV[1]))
 end
-local group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local group_rate = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if ARGV[2] ~= '' and (not group_rate or group_rate > 1000) then
   return redis.error_reply('BAD_GROUP_RATE must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[2]))
 end
@@ -204,12 +204,12 @@ if ARGV[3] ~= '' and (not group_period or group_period > 10000000000) then
   return redis.error_reply(
       'BAD_GROUP_PERIOD must be whole milliseconds from 1 to 10000000000, or empty, got ' .. shown(ARGV[3]))
 end
-local queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+local queue_concurrency = ARGV[4] == '0' and 0 or tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if ARGV[4] ~= '' and (not queue_concurrency or queue_concurrency > 1000000) then
   return redis.error_reply(
       'BAD_QUEUE_CONCURRENCY must be an integer from 0 to 1000000, or empty, got ' .. shown(ARGV[4]))
 end
-local queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
+local queue_rate = ARGV[5] == '0' and 0 or tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
 if ARGV[5] ~= '' and (not queue_rate or queue_rate > 1000) then
   return redis.error_reply('BAD_QUEUE_RATE must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[5]))
 end
@@ -227,11 +227,11 @@ if ARGV[8] ~= '' and (not dead_age or dead_age > 1000000000000) then
   return redis.error_reply(
       'BAD_DEAD_AGE must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[8]))
 end
-local metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
+local metrics_minutes = ARGV[9] == '0' and 0 or tonumber(string.match(ARGV[9], '^[1-9]%d*$'))
 if ARGV[9] ~= '' and (not metrics_minutes or metrics_minutes > 1440) then
   return redis.error_reply('BAD_METRICS_MINUTES must be an integer from 0 to 1440, or empty, got ' .. shown(ARGV[9]))
 end
-local events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+local events_max = ARGV[10] == '0' and 0 or tonumber(string.match(ARGV[10], '^[1-9]%d*$'))
 if ARGV[10] ~= '' and (not events_max or events_max > 100000) then
   return redis.error_reply('BAD_EVENTS_MAX must be an integer from 0 to 100000, or empty, got ' .. shown(ARGV[10]))
 end
@@ -244,7 +244,7 @@ local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
 if ARGV[12] ~= '' and (not result_max or result_max > 16384) then
   return redis.error_reply('BAD_RESULT_MAX must be an integer from 1 to 16384, or empty, got ' .. shown(ARGV[12]))
 end
-local group_turns = tonumber(string.match(ARGV[13], '^[1-9]%d*$') or string.match(ARGV[13], '^0$'))
+local group_turns = ARGV[13] == '0' and 0 or tonumber(string.match(ARGV[13], '^[1-9]%d*$'))
 if ARGV[13] ~= '' and (not group_turns or group_turns > 1) then
   return redis.error_reply('BAD_GROUP_TURNS must be an integer from 0 to 1, or empty, got ' .. shown(ARGV[13]))
 end

@@ -3,7 +3,7 @@
 ---
 --- Beyond the books, for operators and dashboards. A leased job whose lease ran out
 --- counts as leased until a `take.lua` call hands it back.
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue

@@ -1,10 +1,13 @@
 #!lua flags=no-writes
 --- Reads the queue's events after `after`: what happened to each job, oldest first.
 ---
---- Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report
---- on a job append to `events` in the same call, once `configure.lua` turned events on:
---- `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its
---- `error`, `retried` (a dead job back to waiting), and `progress` with the report. The
+--- Beyond the books (BullMQ's `QueueEvents`). The scripts that add, take, end, fail,
+--- retry or report on a job append to `events` in the same call, once `configure.lua`
+--- turned events on: `added` with its `state`, `waiting` (a delayed job come due, or a
+--- flow's parent whose children ended), `active` with its `delivery`, `completed`,
+--- `failed` (a delivery failed; the job is retried), `stalled` (its lease ran out; it is
+--- retried) and `dead` with its `error`, `retried` (a dead job back to waiting), and
+--- `progress` with the report. The
 --- stream keeps at most the queue's `events_max` entries: `lost` says that entries after
 --- `after` may have gone before they were read (the cap trimmed entries, and the oldest
 --- kept comes after `after`: the reader fell a whole cap behind). A
@@ -58,7 +61,7 @@ local after = ARGV[1]
 if #after < 3 or #after > 33 then
   return redis.error_reply('BAD_AFTER must be from 3 to 33 bytes long, got ' .. #after .. ' bytes')
 end
-local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local count = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not count or count > 1000 then
   return redis.error_reply('BAD_COUNT must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
 end

@@ -17,7 +17,7 @@
 --- due, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);
 --- the others are skipped and counted. The next run time is the first time after now;
 --- when `times` hold none ('more_times'), nothing changes and the caller computes more.
---- @key waiting zset {<name>}:waiting    job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting    job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed    job id -> when it becomes waiting (ms, server clock)
 --- @key parked zset {<name>}:parked      held-back jobs, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs          <x>:<id>: d payload, s state, r rank, n deliveries, g group, a ready
@@ -82,16 +82,20 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, '0', 'ready')
 end
--- The rank of a job of `priority` behind every job of that priority now: the next arrival
--- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
--- 10^13 so that a rank stays exact in a double.
-local function next_rank(jobs_hash, job_priority)
+-- The rank of a job of `priority` behind every job of that priority now, or with `lifo`
+-- ahead of them: the priority's band of 10^13 ranks, halved at 5 × 10^12, plus or minus
+-- the next arrival number (#seq in the jobs hash, which the caller checked is a count),
+-- which wraps after 5 × 10^12 so that a rank stays within its band and exact in a double.
+local function next_rank(jobs_hash, job_priority, lifo)
   local seq = redis.call('HINCRBY', jobs_hash, '#seq', '1')
-  if seq >= 10000000000000 then
+  if seq >= 5000000000000 then
     seq = 1
     redis.call('HSET', jobs_hash, '#seq', '1')
   end
-  return (255 - job_priority) * 10000000000000 + seq
+  if lifo then
+    seq = -seq
+  end
+  return (255 - job_priority) * 10000000000000 + 5000000000000 + seq
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -162,13 +166,14 @@ local function settings_of(stored)
 end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
--- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first
--- ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
+-- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings)
+    job_group, known_settings, job_retry, job_lifo)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -187,7 +192,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
       return nil, bad
     end
   end
-  local rank = next_rank(jobs_hash, job_priority)
+  local rank = next_rank(jobs_hash, job_priority, job_lifo)
   local state = 'waiting'
   -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
   -- job, metrics on or off: how long the head of a queue has waited is its first health sign.
@@ -207,6 +212,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     string.format('%d', rank), 'n:' .. job_id, '0', 'a:' .. job_id, string.format('%d', ready) }
   if job_group ~= '' then
     fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
+  end
+  if job_retry then
+    fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }
@@ -333,7 +341,7 @@ local schedule = ARGV[1]
 if schedule == '' then
   return redis.error_reply('BAD_SCHEDULE must not be empty')
 end
-local run = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local run = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not run or run > 1000000000000000 then
   return redis.error_reply('BAD_RUN must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[2]))
 end
@@ -342,7 +350,7 @@ if not rev or rev > 1000000000000000 then
   return redis.error_reply('BAD_REV must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
 end
 for i = 4, #ARGV do
-  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))
+  local each = ARGV[i] == '0' and 0 or tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
   if not each or each > 1000000000000000 then
     return redis.error_reply(
         'BAD_TIMES ARGV[' .. i .. '] must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[i]))

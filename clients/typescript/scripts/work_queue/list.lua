@@ -5,7 +5,7 @@
 --- due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
 --- A page is read at one instant; pages read one after another may skip or repeat a job
 --- that moved in between.
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
@@ -64,7 +64,7 @@ local state = ARGV[1]
 if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 'dead' and state ~= 'parked' then
   return redis.error_reply('BAD_STATE must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
 end
-local offset = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local offset = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not offset or offset > 1000000000 then
   return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
 end

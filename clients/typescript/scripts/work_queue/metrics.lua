@@ -12,7 +12,7 @@
 --- `waiting` and, while groups take turns, the first job of the group whose turn comes
 --- first in `turns` (the older of the two when both wait); nil when no job waits, or for a
 --- job that `add.lua` did not stamp (one added before it stamped every job).
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue

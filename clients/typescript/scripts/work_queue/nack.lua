@@ -6,12 +6,14 @@
 --- (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
 --- straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
 --- a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
---- the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
+--- the job for good (BullMQ's `UnrecoverableError`). A job added with retry options of
+--- its own (see `add.lua`) is retried by them instead: its attempts replace
+--- `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's
 --- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
 --- `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
 --- retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
 --- (see `add_flow.lua`).
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
@@ -22,8 +24,8 @@
 --- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
---- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
---- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
+--- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once (unless the job's own)
+--- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` (unless the job's own)
 --- @arg reason bytes             why it failed, kept with the job
 --- @return (string, int)         the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died
 --- @error BAD_ARGS               not 9 keys and 5 arguments
@@ -36,7 +38,8 @@
 --- @error BAD_JOBS               `jobs` holds a field, setting or metric these scripts do not write; nothing written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit
+--- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit retry_of
+--- @uses deliveries_allowed retry_delay
 --- @uses parent_of child_ended safe_integer shown
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -132,7 +135,52 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
+end
+-- A job's own retry options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
+-- backoff w (the caller's delay), f (a fixed `delay`) or e (exponential from `delay` up to
+-- `max`). False for none; nil and a BAD_JOBS error reply for a value add.lua does not
+-- write. Reads nothing.
+local function retry_of(job_id, stored)
+  if not stored then
+    return false
+  end
+  local attempts, backoff, delay, max = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)$')
+  attempts = attempts and safe_integer(attempts, 0, 1000)
+  delay = delay and safe_integer(delay, 0, 1000000000000)
+  max = max and safe_integer(max, 0, 1000000000000)
+  if not (attempts and delay and max) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the retry options ' .. shown(stored)
+      .. ', not what add.lua writes')
+  end
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max }
+end
+-- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
+-- `max_deliveries`: the job's own attempts, unless it has none.
+local function deliveries_allowed(retry, max_deliveries)
+  if retry and retry.attempts > 0 then
+    return retry.attempts
+  end
+  return max_deliveries
+end
+-- How long a job with retry options `retry` (retry_of) waits after its delivery number
+-- `delivery` failed, when the caller says `caller_delay`: the caller's unless the job has
+-- a backoff of its own; an exponential one at a point from half of its delay to all of
+-- it that `token` (the lease's random part) picks, as the crate's Backoff::jittered does.
+local function retry_delay(retry, delivery, token, caller_delay)
+  if not retry or retry.backoff == 'w' then
+    return caller_delay
+  end
+  if retry.backoff == 'f' then
+    return retry.delay
+  end
+  local full = retry.max
+  if delivery <= 40 then
+    full = math.min(retry.max, retry.delay * 2 ^ (delivery - 1))
+  end
+  local half = math.floor(full / 2)
+  return half + math.floor((full - half) * tonumber(string.sub(redis.sha1hex(token), 1, 4), 16) / 65535)
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -369,7 +417,7 @@ local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN must not be empty')
 end
-local delay = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local delay = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
 end
@@ -410,8 +458,8 @@ end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local group, deliveries, rank, stored_settings, link = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id,
-  'r:' .. id, '#settings', 'P:' .. id))
+local group, deliveries, rank, stored_settings, link, stored_retry = unpack(redis.call('HMGET', jobs, 'g:' .. id,
+  'n:' .. id, 'r:' .. id, '#settings', 'P:' .. id, 'o:' .. id))
 -- Everything that can be refused is read before the first write.
 if not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(deliveries or ''))
@@ -419,7 +467,17 @@ end
 if not (rank and safe_integer(rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or ''))
 end
-local first, bad
+-- The job's own attempts and backoff, where add.lua gave it some, win over the caller's.
+local retry, bad = retry_of(id, stored_retry)
+if bad then
+  return bad
+end
+-- 1 fails the job for good, whatever its attempts.
+if max_deliveries > 1 then
+  max_deliveries = deliveries_allowed(retry, max_deliveries)
+end
+delay = retry_delay(retry, tonumber(deliveries), token, delay)
+local first
 if group then
   first, bad = slot_of(groups, parked, group)
   if bad then
@@ -460,6 +518,7 @@ if tonumber(deliveries) >= max_deliveries then
   local moved = child_ended(jobs, waiting, dead, parent, id, false, now)
   if moved == 'waiting' then
     wake_workers(signal)
+    emit(events, settings.events_max, 'waiting', parent.id)
   elseif moved == 'dead' then
     emit(events, settings.events_max, 'dead', parent.id, 'error', 'child ' .. id .. ' failed')
   end

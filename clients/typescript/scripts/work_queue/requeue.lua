@@ -3,7 +3,7 @@
 --- Beyond the books. The job keeps its id, payload, priority and group, and its last
 --- error until it fails again; it goes behind the jobs already waiting at its priority.
 --- A job that is not dead is left alone.
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
@@ -43,16 +43,20 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, '0', 'ready')
 end
--- The rank of a job of `priority` behind every job of that priority now: the next arrival
--- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
--- 10^13 so that a rank stays exact in a double.
-local function next_rank(jobs_hash, job_priority)
+-- The rank of a job of `priority` behind every job of that priority now, or with `lifo`
+-- ahead of them: the priority's band of 10^13 ranks, halved at 5 × 10^12, plus or minus
+-- the next arrival number (#seq in the jobs hash, which the caller checked is a count),
+-- which wraps after 5 × 10^12 so that a rank stays within its band and exact in a double.
+local function next_rank(jobs_hash, job_priority, lifo)
   local seq = redis.call('HINCRBY', jobs_hash, '#seq', '1')
-  if seq >= 10000000000000 then
+  if seq >= 5000000000000 then
     seq = 1
     redis.call('HSET', jobs_hash, '#seq', '1')
   end
-  return (255 - job_priority) * 10000000000000 + seq
+  if lifo then
+    seq = -seq
+  end
+  return (255 - job_priority) * 10000000000000 + 5000000000000 + seq
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).

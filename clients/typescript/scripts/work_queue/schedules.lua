@@ -83,7 +83,7 @@ if #KEYS ~= 2 or #ARGV ~= 2 then
 end
 local schedules = KEYS[1]
 local due = KEYS[2]
-local offset = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+local offset = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not offset or offset > 1000000000 then
   return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[1]))
 end

@@ -5,7 +5,7 @@
 --- job waits at once at its rank, and a waiting or parked job stays as it is (it is ready
 --- already). A leased, dead or blocked job (a flow's parent waiting for its children) is
 --- left alone: its state says why.
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
@@ -72,7 +72,7 @@ local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
 end
-local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local delay = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[2]))
 end

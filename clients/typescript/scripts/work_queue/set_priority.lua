@@ -4,7 +4,7 @@
 --- number, so among the jobs of its new priority it stands where its add put it. A
 --- delayed, leased or dead job keeps its place and waits at the new priority when it next
 --- waits.
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
@@ -61,7 +61,7 @@ local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
 end
-local priority = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+local priority = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[2]))
 end

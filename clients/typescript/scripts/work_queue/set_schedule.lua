@@ -138,7 +138,7 @@ if ARGV[2] ~= '' and (not every or every > 1000000000000) then
   return redis.error_reply(
       'BAD_EVERY must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[2]))
 end
-local offset = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+local offset = ARGV[3] == '0' and 0 or tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not offset or offset > 1000000000000 then
   return redis.error_reply('BAD_OFFSET must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
 end
@@ -150,17 +150,17 @@ local tz = ARGV[5]
 if #tz < 0 or #tz > 64 then
   return redis.error_reply('BAD_TZ must be from 0 to 64 bytes long, got ' .. #tz .. ' bytes')
 end
-local catch_up = tonumber(string.match(ARGV[6], '^[1-9]%d*$') or string.match(ARGV[6], '^0$'))
+local catch_up = ARGV[6] == '0' and 0 or tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
 if not catch_up or catch_up > 100 then
   return redis.error_reply('BAD_CATCH_UP must be an integer from 0 to 100, got ' .. shown(ARGV[6]))
 end
-local priority = tonumber(string.match(ARGV[7], '^[1-9]%d*$') or string.match(ARGV[7], '^0$'))
+local priority = ARGV[7] == '0' and 0 or tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
 if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[7]))
 end
 local group = ARGV[8]
 local payload = ARGV[9]
-local first = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+local first = ARGV[10] == '0' and 0 or tonumber(string.match(ARGV[10], '^[1-9]%d*$'))
 if ARGV[10] ~= '' and (not first or first > 1000000000000000) then
   return redis.error_reply('BAD_FIRST must be an integer from 0 to 1000000000000000, or empty, got ' .. shown(ARGV[10]))
 end

@@ -5,7 +5,8 @@
 --- `work_queue` script takes the ones it uses, in this order. Before taking, one call
 --- does three bounded chores, on the server's clock: it hands back up to `limit` jobs
 --- whose lease ran out (to `waiting`, or to `dead` once they were delivered
---- `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
+--- `max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`
+--- due delayed jobs to `waiting`, and
 --- unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
 --- most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
 --- or started its rate in jobs in the last period, or was rate-limited by a handler
@@ -23,9 +24,11 @@
 --- groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
 --- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
 --- and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
---- events when they are on (`completed`; `failed` or `dead` with the error `lease ran
---- out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
---- drops up to `limit` kept results whose time has passed.
+--- events when they are on: `completed` (and, for a flow's parent that may run now,
+--- `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
+--- delayed job come due, and `active` with its delivery for each job taken. A `done`
+--- job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
+--- the call drops up to `limit` kept results whose time has passed.
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -62,7 +65,7 @@
 --- the jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to
 --- `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the
 --- highest in `turns` (below 10^15).
---- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
@@ -98,7 +101,7 @@
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
---- @uses parent_of child_ended result_too_big
+--- @uses parent_of child_ended result_too_big retry_of deliveries_allowed
 --- @uses turn_number last_turn safe_integer shown parked_prefix
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
@@ -203,7 +206,34 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
+end
+-- A job's own retry options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
+-- backoff w (the caller's delay), f (a fixed `delay`) or e (exponential from `delay` up to
+-- `max`). False for none; nil and a BAD_JOBS error reply for a value add.lua does not
+-- write. Reads nothing.
+local function retry_of(job_id, stored)
+  if not stored then
+    return false
+  end
+  local attempts, backoff, delay, max = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)$')
+  attempts = attempts and safe_integer(attempts, 0, 1000)
+  delay = delay and safe_integer(delay, 0, 1000000000000)
+  max = max and safe_integer(max, 0, 1000000000000)
+  if not (attempts and delay and max) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the retry options ' .. shown(stored)
+      .. ', not what add.lua writes')
+  end
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max }
+end
+-- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
+-- `max_deliveries`: the job's own attempts, unless it has none.
+local function deliveries_allowed(retry, max_deliveries)
+  if retry and retry.attempts > 0 then
+    return retry.attempts
+  end
+  return max_deliveries
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -742,7 +772,8 @@ for i = 1, #done, 3 do
   if too_big then
     return too_big
   end
-  if result ~= '' then
+  -- With events on, an ack without a result keeps an empty one (see ack.lua).
+  if result ~= '' or settings.events_max > 0 then
     results_of[#results_of + 1] = { id = id, result = result }
   end
   finished[id] = group
@@ -767,8 +798,8 @@ local lapsed = lean_lapsed or due_in(leased)
 local records, released = {}, {}
 local lapses, deaths = 0, 0
 for i, id in ipairs(lapsed) do
-  local group, deliveries, rank, link = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id,
-    'P:' .. id))
+  local group, deliveries, rank, link, stored_retry = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id,
+    'r:' .. id, 'P:' .. id, 'o:' .. id))
   if rank and not safe_integer(rank, 1, 2559999999999999) then
     return bad_jobs('the rank of job ' .. shown(id), rank)
   end
@@ -778,7 +809,12 @@ for i, id in ipairs(lapsed) do
   -- A finished job whose lease had run out was acked above: nothing to hand back.
   if finished[id] == nil then
     records[i] = { group = group, rank = rank and tonumber(rank) }
-    records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    -- The job's own attempts, where add.lua gave it some, win over max_deliveries.
+    local retry, bad_retry = retry_of(id, stored_retry)
+    if bad_retry then
+      return bad_retry
+    end
+    records[i].dead = rank and tonumber(deliveries) >= deliveries_allowed(retry, max_deliveries)
     if records[i].dead then
       local bad
       parents[id], bad = parent_of(jobs, link)
@@ -1284,7 +1320,9 @@ for _, id in ipairs(finished) do
   end
   emit(events, settings.events_max, 'completed', id)
   -- The last child of a flow to end lets its parent run (workers are woken below).
-  child_ended(jobs, waiting, false, parents[id], id, true, now)
+  if child_ended(jobs, waiting, false, parents[id], id, true, now) then
+    emit(events, settings.events_max, 'waiting', parents[id].id)
+  end
 end
 for _, kept_result in ipairs(results_of) do
   keep_result(results, kept, kept_result.id, kept_result.result, now, settings.result_ttl)
@@ -1308,13 +1346,16 @@ for i, id in ipairs(lapsed) do
       redis.call('ZADD', dead, now_text, id)
       redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
       emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
-      if child_ended(jobs, waiting, dead, parents[id], id, false, now) == 'dead' then
+      local parent_now = child_ended(jobs, waiting, dead, parents[id], id, false, now)
+      if parent_now == 'dead' then
         emit(events, settings.events_max, 'dead', parents[id].id, 'error', 'child ' .. id .. ' failed')
+      elseif parent_now == 'waiting' then
+        emit(events, settings.events_max, 'waiting', parents[id].id)
       end
     else
       redis.call('ZADD', waiting, string.format('%d', record.rank), id)
       redis.call('HSET', jobs, 's:' .. id, 'waiting')
-      emit(events, settings.events_max, 'failed', id, 'error', 'lease ran out')
+      emit(events, settings.events_max, 'stalled', id, 'error', 'lease ran out')
     end
   end
 end
@@ -1324,6 +1365,7 @@ for i, id in ipairs(due) do
   if due_ranks[i] then
     redis.call('ZADD', waiting, string.format('%d', due_ranks[i]), id)
     redis.call('HSET', jobs, 's:' .. id, 'waiting')
+    emit(events, settings.events_max, 'waiting', id)
   else
     -- No record (deleted by hand): nothing to wait for.
     redis.call('HDEL', jobs, 's:' .. id)
@@ -1422,6 +1464,7 @@ for _, step in ipairs(plan) do
     end
   else
     local held, deadline = lease_job(id, step.delivery)
+    emit(events, settings.events_max, 'active', id, 'delivery', string.format('%d', step.delivery))
     if step.queue_slot then
       redis.call('HSET', jobs, '#qs:' .. step.queue_slot, now_text, '#qn', string.format('%d', queue_ring.started))
     end

@@ -130,13 +130,13 @@ export { WorkQueue } from "./work_queue.js";
 export const VERSION = "0.1.0";
 
 /** The Redis Functions library of these scripts (`functions.lua`), as Redis names it. */
-export const LIBRARY = "redis_patterns_v0_1_0_8b18d0fde33d";
+export const LIBRARY = "redis_patterns_v0_1_0_e8bf1858c9a3";
 
 /**
  * The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that agree
  * on it call the same scripts with the same contracts.
  */
-export const MANIFEST_SHA1 = "707f11d7c344ee059368c13945bc5945f9e7cd4c";
+export const MANIFEST_SHA1 = "143eaec85bb039360746f262008516cacb4701d7";
 
 /** Every script, sorted by name. */
 export const SCRIPTS: readonly Script[] = [
@@ -272,6 +272,7 @@ export const SCRIPTS: readonly Script[] = [
   webSession.UPDATE,
   workQueue.ACK,
   workQueue.ADD,
+  workQueue.ADD_DEDUPLICATED,
   workQueue.ADD_FLOW,
   workQueue.CLEAN,
   workQueue.CONFIGURE,
@@ -283,6 +284,8 @@ export const SCRIPTS: readonly Script[] = [
   workQueue.FIRE,
   workQueue.JOB,
   workQueue.LIST,
+  workQueue.LOG,
+  workQueue.LOGS,
   workQueue.METRICS,
   workQueue.NACK,
   workQueue.PAUSE,

@@ -25,8 +25,8 @@ export const KEY_CITIES = new rt.Form("ip_city", "{<namespace>}:cityid2city", [r
 export const FIND = new rt.Script({
   name: "ip_city/find",
   path: "scripts/ip_city/find.lua",
-  sha1: "ba2d5671b3ead45ebb3cb44936cc15daf577645a",
-  function: "rp_v0_1_0_8b18d0fde33d__ip_city__find",
+  sha1: "42c45878eb9a0d3d46fd5c13ac88556fe4c2d49a",
+  function: "rp_v0_1_0_e8bf1858c9a3__ip_city__find",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["blocks", "cities"],

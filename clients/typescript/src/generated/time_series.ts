@@ -28,8 +28,8 @@ export const KEY_COUNTS = new rt.Form("time_series", "{<namespace>}:count:<preci
 export const CLEAN = new rt.Script({
   name: "time_series/clean",
   path: "scripts/time_series/clean.lua",
-  sha1: "f8dd28ee7d1aea0017127dfa62c051858b5b4574",
-  function: "rp_v0_1_0_8b18d0fde33d__time_series__clean",
+  sha1: "b8cfb92933c80187fc51ec6403a6af9dc6bea98d",
+  function: "rp_v0_1_0_e8bf1858c9a3__time_series__clean",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["known", "hash"],
@@ -115,8 +115,8 @@ export function clean(
 export const UPDATE = new rt.Script({
   name: "time_series/update",
   path: "scripts/time_series/update.lua",
-  sha1: "ae79b25c4f2c10fa49c99d70c5a01c302c2d11c4",
-  function: "rp_v0_1_0_8b18d0fde33d__time_series__update",
+  sha1: "e82bf4e835ff595f793eba1b9d8f1aa95b726696",
+  function: "rp_v0_1_0_e8bf1858c9a3__time_series__update",
   readOnly: false,
   keys: [2, 17],
   keyNames: ["known", "counts"],

@@ -43,6 +43,9 @@ export const KEY_DELAYED = new rt.Form("work_queue", "{<name>}:delayed", [rt.tag
 /** The name template `{<name>}:turns`. */
 export const KEY_TURNS = new rt.Form("work_queue", "{<name>}:turns", [rt.tag([rt.value("name")]), rt.text(":turns")]);
 
+/** The name template `{<name>}:dedup:<dedup>`. */
+export const KEY_WINDOW = new rt.Form("work_queue", "{<name>}:dedup:<dedup>", [rt.tag([rt.value("name")]), rt.text(":dedup:"), rt.value("dedup")]);
+
 /** The name template `{<name>}:dead`. */
 export const KEY_DEAD = new rt.Form("work_queue", "{<name>}:dead", [rt.tag([rt.value("name")]), rt.text(":dead")]);
 
@@ -69,8 +72,8 @@ export const KEY_SCHEDULES_WAKE = new rt.Form("work_queue", "{<name>}:schedules_
 export const ACK = new rt.Script({
   name: "work_queue/ack",
   path: "scripts/work_queue/ack.lua",
-  sha1: "e63d412b2fbad30ed30b053a0089683d6bb20a31",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__ack",
+  sha1: "94291cc8f71114cd1b8addfada6cf5af21cd4f52",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__ack",
   readOnly: false,
   keys: [9, 9],
   keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"],
@@ -95,14 +98,17 @@ const ACK_REPLY: rt.Decode<number> = rt.INT;
  * the queue's metrics (see `metrics.lua`), and in its events when they are on. A
  * non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
  * `result.lua` reads it; one longer than its `result_max` is refused, with the job still
- * held, so the worker can ack it without. A flow's child that ends lets its parent run
- * once it was the last one (see `add_flow.lua`).
+ * held, so the worker can ack it without. With events on, an ack without a result keeps
+ * an empty one for as long, so that a wait for the job tells it from a job never added.
+ * A flow's child that ends lets its parent run once it was the last one (see
+ * `add_flow.lua`), and with events on the parent's `waiting` follows the child's
+ * `completed`.
  *
  * Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
  *     parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
  *         score 0 (see take.lua)
@@ -169,20 +175,25 @@ export function ack(
 export const ADD = new rt.Script({
   name: "work_queue/add",
   path: "scripts/work_queue/add.lua",
-  sha1: "ac954bae253a19d34f2dd3585bf612bedefe24a3",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__add",
+  sha1: "27ed63527668a05cc59a2a2964dba03e4f3dc9ab",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__add",
   readOnly: false,
-  keys: [6, 6],
-  keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "turns"],
+  keys: [7, 7],
+  keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
     rt.param("payload", "bytes", "BAD_PAYLOAD"),
     rt.param("priority", "uint", "BAD_PRIORITY", { low: 0n, high: 255n }),
     rt.param("delay", "ms", "BAD_DELAY", { low: 0n, high: 1000000000000n }),
     rt.param("group", "string", "BAD_GROUP"),
+    rt.param("attempts", "uint", "BAD_ATTEMPTS", { low: 0n, high: 1000n }),
+    rt.param("backoff", "string", "BAD_BACKOFF", { choices: ["worker", "none", "fixed", "exponential"] }),
+    rt.param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", { low: 0n, high: 1000000000000n }),
+    rt.param("backoff_max", "ms", "BAD_BACKOFF_MAX", { low: 0n, high: 1000000000000n }),
+    rt.param("lifo", "bool", "BAD_LIFO"),
   ],
-  defaults: {},
-  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0" },
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
 const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
@@ -195,17 +206,26 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  * An id that is in the queue in any state (waiting, delayed, leased, parked or dead) is
  * left as it is, and the reply says which state it is in; once a job is acked or
  * removed, its id may be added again. Higher `priority` is taken first; jobs of one
- * priority are taken in the order they were added. A job in a `group` counts against
+ * priority are taken in the order they were added, except that a `lifo` job goes ahead
+ * of those waiting at its priority (last in, first out). A job in a `group` counts against
  * that group's limits when it runs (see `take.lua`). While the queue's groups take turns
  * (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
  * of `parked` instead (a job without a group in the range of group '') and its group, unless
  * it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
+ * With events on (`configure.lua`), a job added appends `added` with its state.
+ * A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
+ * `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
+ * deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
+ * `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
+ * `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
+ * (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
+ * point from half of that to all of it). 0 and 'worker' keep the caller's.
  *
  * Runs `scripts/work_queue/add.lua` (`work_queue/add`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     parked (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
@@ -213,6 +233,8 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  *         group, t token, e error
  *     signal (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait
  *         on it with BZPOPMIN
+ *     events (a stream, named `{<name>}:events`): what happened to each job: event, job, and an
+ *         error or progress
  *     turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
  *         turns (see take.lua)
  *
@@ -224,6 +246,16 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  *     delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0
  *         for none
  *     group (`string`): the group whose limits the job counts against; '' for none
+ *     attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this job;
+ *         0 for the caller's `max_deliveries`
+ *     backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+ *         class): the delay before each retry of this job; worker: the caller's
+ *     backoffDelay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+ *         or the exponential backoff's first one
+ *     backoffMax (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+ *         backoff's longest delay
+ *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+ *         behind them
  *
  * Returns:
  *     `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -232,10 +264,15 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 6 keys and 5 arguments
+ *         BAD_ARGS: not 7 keys and 10 arguments
  *         BAD_ID: empty
  *         BAD_PRIORITY: not an integer within its range
  *         BAD_DELAY: not whole milliseconds within its range
+ *         BAD_ATTEMPTS: not an integer within its range
+ *         BAD_BACKOFF: not one of its choices
+ *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
+ *         BAD_BACKOFF_MAX: not whole milliseconds within its range
+ *         BAD_LIFO: not 1 or 0
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
  *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -248,14 +285,168 @@ export function add(
   parked: string,
   jobs: string,
   signal: string,
+  events: string,
   turns: string,
   id: string,
   payload: rt.Bytes,
   priority: rt.Int,
   delay: rt.Ms,
   group: string,
+  attempts: rt.Int,
+  backoff: string,
+  backoffDelay: rt.Ms,
+  backoffMax: rt.Ms,
+  lifo: boolean,
 ): rt.Call<[boolean, string]> {
-  return ADD.call([waiting, delayed, parked, jobs, signal, turns], ADD.encode([id, payload, priority, delay, group]), ADD_REPLY);
+  return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], ADD.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo]), ADD_REPLY);
+}
+
+/**
+ * `work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id
+ * within its window.
+ *
+ * The script's contract; call it with `addDeduplicated()`.
+ */
+export const ADD_DEDUPLICATED = new rt.Script({
+  name: "work_queue/add_deduplicated",
+  path: "scripts/work_queue/add_deduplicated.lua",
+  sha1: "933b0a68dfbd7d38b17d4a078a865ce5e9aa35de",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__add_deduplicated",
+  readOnly: false,
+  keys: [8, 8],
+  keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"],
+  args: [
+    rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
+    rt.param("payload", "bytes", "BAD_PAYLOAD"),
+    rt.param("priority", "uint", "BAD_PRIORITY", { low: 0n, high: 255n }),
+    rt.param("delay", "ms", "BAD_DELAY", { low: 0n, high: 1000000000000n }),
+    rt.param("group", "string", "BAD_GROUP"),
+    rt.param("attempts", "uint", "BAD_ATTEMPTS", { low: 0n, high: 1000n }),
+    rt.param("backoff", "string", "BAD_BACKOFF", { choices: ["worker", "none", "fixed", "exponential"] }),
+    rt.param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", { low: 0n, high: 1000000000000n }),
+    rt.param("backoff_max", "ms", "BAD_BACKOFF_MAX", { low: 0n, high: 1000000000000n }),
+    rt.param("lifo", "bool", "BAD_LIFO"),
+    rt.param("dedup", "string", "BAD_DEDUP", { nonEmpty: true }),
+    rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 1000000000000n }),
+    rt.param("extend", "bool", "BAD_EXTEND"),
+    rt.param("replace", "bool", "BAD_REPLACE"),
+  ],
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "extend": "0", "replace": "0" },
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
+});
+
+const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tupleOf(rt.STR, rt.STR, rt.opt(rt.STR));
+
+/**
+ * Adds a job unless one was added under the same deduplication id within its window.
+ *
+ * Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and
+ * `replace` (debounce). The first call of a deduplication id `dedup` adds the job as
+ * `add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring
+ * with the window). A call within the window adds nothing: with `extend` the window starts
+ * again from this call; with `replace` the payload of the window's job becomes this call's,
+ * while that job waits (waiting, parked or delayed: a delayed one is then due `delay`
+ * after this call, when `delay` is not 0), so the newest payload wins. The window ends
+ * with its time, whatever became of its job; an id already in the queue is refused as
+ * `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
+ * need no window: `add.lua` refuses an id while its job is in the queue. With events on,
+ * a job added appends `added` with its state.
+ *
+ * Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
+ *
+ * Keys, in `KEYS` order (all in one cluster hash slot):
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
+ *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
+ *         clock)
+ *     parked (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
+ *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
+ *         group, t token, e error
+ *     signal (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait
+ *         on it with BZPOPMIN
+ *     events (a stream, named `{<name>}:events`): what happened to each job: event, job, and an
+ *         error or progress
+ *     turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
+ *         turns (see take.lua)
+ *     window (a string, named `{<name>}:dedup:<dedup>`): the window's job id, expiring with the
+ *         window
+ *
+ * Args:
+ *     id (`string`, not empty): the job's id, chosen by the caller: the same id is never queued
+ *         twice
+ *     payload (`bytes`): the job's data
+ *     priority (`uint`, from 0 to 255): higher is taken first; 0 is the usual
+ *     delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0
+ *         for none
+ *     group (`string`): the group whose limits the job counts against; '' for none
+ *     attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this job;
+ *         0 for the caller's `max_deliveries`
+ *     backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+ *         class): the delay before each retry of this job; worker: the caller's
+ *     backoffDelay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+ *         or the exponential backoff's first one
+ *     backoffMax (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+ *         backoff's longest delay
+ *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+ *         behind them
+ *     dedup (`string`, not empty): the deduplication id
+ *     ttl (`ms`, from 1 to 1000000000000 ms): how long the window lasts
+ *     extend (`bool`, default `0` in the class): a call within the window starts it again
+ *     replace (`bool`, default `0` in the class): a call within the window replaces the payload of
+ *         its job while that job waits
+ *
+ * Returns:
+ *     `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
+ *         'extended' or 'replaced' (a window was open); the id of the job added or of the window's
+ *         job; its state, nil when that job is gone
+ *
+ * Throws:
+ *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+ *         and throw InvalidInput with the same code before any I/O):
+ *         BAD_ARGS: not 8 keys and 14 arguments
+ *         BAD_ID: empty
+ *         BAD_PRIORITY: not an integer within its range
+ *         BAD_DELAY: not whole milliseconds within its range
+ *         BAD_ATTEMPTS: not an integer within its range
+ *         BAD_BACKOFF: not one of its choices
+ *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
+ *         BAD_BACKOFF_MAX: not whole milliseconds within its range
+ *         BAD_LIFO: not 1 or 0
+ *         BAD_DEDUP: empty
+ *         BAD_TTL: not whole milliseconds within its range
+ *         BAD_EXTEND: not 1 or 0
+ *         BAD_REPLACE: not 1 or 0
+ *         BAD_KEYS: a key not named as its template says
+ *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
+ *         BAD_TURNS: `turns` holds a score that is no turn number
+ *
+ * Complexity: O(log N), N = the jobs. Clock: the server's TIME.
+ */
+export function addDeduplicated(
+  waiting: string,
+  delayed: string,
+  parked: string,
+  jobs: string,
+  signal: string,
+  events: string,
+  turns: string,
+  window: string,
+  id: string,
+  payload: rt.Bytes,
+  priority: rt.Int,
+  delay: rt.Ms,
+  group: string,
+  attempts: rt.Int,
+  backoff: string,
+  backoffDelay: rt.Ms,
+  backoffMax: rt.Ms,
+  lifo: boolean,
+  dedup: string,
+  ttl: rt.Ms,
+  extend: boolean,
+  replace: boolean,
+): rt.Call<[string, string, string | null]> {
+  return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, dedup, ttl, extend, replace]), ADD_DEDUPLICATED_REPLY);
 }
 
 /**
@@ -267,8 +458,8 @@ export function add(
 export const ADD_FLOW = new rt.Script({
   name: "work_queue/add_flow",
   path: "scripts/work_queue/add_flow.lua",
-  sha1: "d6b6f7c877b91154ad32f0b1e3cc7d5480141275",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__add_flow",
+  sha1: "ab22ed9eeb068b036ffe51f47ce45c51403c89ec",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__add_flow",
   readOnly: false,
   keys: [4, 4],
   keyNames: ["waiting", "delayed", "jobs", "signal"],
@@ -308,8 +499,8 @@ const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR)
  * Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -365,8 +556,8 @@ export function addFlow(
 export const CLEAN = new rt.Script({
   name: "work_queue/clean",
   path: "scripts/work_queue/clean.lua",
-  sha1: "4294003d262fa909cc3eea6d36ae3abcad90ef3e",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__clean",
+  sha1: "9580edddd7fbde92d1c13bf4870b937caef85a21",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__clean",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs"],
@@ -391,8 +582,8 @@ const CLEAN_REPLY: rt.Decode<number> = rt.UINT;
  * Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
@@ -440,8 +631,8 @@ export function clean(
 export const CONFIGURE = new rt.Script({
   name: "work_queue/configure",
   path: "scripts/work_queue/configure.lua",
-  sha1: "be90fad0f3031dc2ff025a5c8772c75ecf7d6e3a",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__configure",
+  sha1: "1e55558741707eccb029181d796ae70d44fa963f",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__configure",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["parked", "jobs", "wake", "signal", "events"],
@@ -595,8 +786,8 @@ export function configure(
 export const COUNTS = new rt.Script({
   name: "work_queue/counts",
   path: "scripts/work_queue/counts.lua",
-  sha1: "939cf5cedc46c09db09ef427d4020e530e5bfc0b",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__counts",
+  sha1: "d4739663b83ee03296bf98d272b9cfa860f16f1d",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__counts",
   readOnly: true,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked"],
@@ -618,8 +809,8 @@ const COUNTS_REPLY: rt.Decode<[number, number, number, number, number]> = rt.tup
  * nothing.
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -658,8 +849,8 @@ export function counts(
 export const DELETE_QUEUE = new rt.Script({
   name: "work_queue/delete_queue",
   path: "scripts/work_queue/delete_queue.lua",
-  sha1: "3db54c3c34a4ccff581ed51adca2fc2529ed0d97",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__delete_queue",
+  sha1: "66e7f7af2f41c7a980bc027427afaaab44da0a39",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__delete_queue",
   readOnly: false,
   keys: [14, 14],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"],
@@ -686,8 +877,8 @@ const DELETE_QUEUE_REPLY: rt.Decode<number> = rt.UINT;
  * Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -764,7 +955,7 @@ export const DUE = new rt.Script({
   name: "work_queue/due",
   path: "scripts/work_queue/due.lua",
   sha1: "0ee986ba1a429fc70d0ac4717710876d375007fd",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__due",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__due",
   readOnly: true,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -838,8 +1029,8 @@ export function due(
 export const EVENTS = new rt.Script({
   name: "work_queue/events",
   path: "scripts/work_queue/events.lua",
-  sha1: "8254f9ffa622668270a01bfd0a39e73f95726f3a",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__events",
+  sha1: "2f38cc490f67e7d48e458930f79e1bbe45b11444",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__events",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["events"],
@@ -856,10 +1047,13 @@ const EVENTS_REPLY: rt.Decode<[boolean, string, [string, string, string, Buffer]
 /**
  * Reads the queue's events after `after`: what happened to each job, oldest first.
  *
- * Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report
- * on a job append to `events` in the same call, once `configure.lua` turned events on:
- * `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its
- * `error`, `retried` (a dead job back to waiting), and `progress` with the report. The
+ * Beyond the books (BullMQ's `QueueEvents`). The scripts that add, take, end, fail,
+ * retry or report on a job append to `events` in the same call, once `configure.lua`
+ * turned events on: `added` with its `state`, `waiting` (a delayed job come due, or a
+ * flow's parent whose children ended), `active` with its `delivery`, `completed`,
+ * `failed` (a delivery failed; the job is retried), `stalled` (its lease ran out; it is
+ * retried) and `dead` with its `error`, `retried` (a dead job back to waiting), and
+ * `progress` with the report. The
  * stream keeps at most the queue's `events_max` entries: `lost` says that entries after
  * `after` may have gone before they were read (the cap trimmed entries, and the oldest
  * kept comes after `after`: the reader fell a whole cap behind). A
@@ -914,7 +1108,7 @@ export const EXTEND = new rt.Script({
   name: "work_queue/extend",
   path: "scripts/work_queue/extend.lua",
   sha1: "846f294460e470cc36a5d8642dc260ec6f7c1c40",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__extend",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__extend",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["leased", "jobs"],
@@ -984,8 +1178,8 @@ export function extend(
 export const FIRE = new rt.Script({
   name: "work_queue/fire",
   path: "scripts/work_queue/fire.lua",
-  sha1: "df05dcfd1bba1c39cf2bad1ecf02bb4fa9e3df1c",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__fire",
+  sha1: "47f95b3e2534ac0de2f1c17729a2646cc2773795",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__fire",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"],
@@ -1025,8 +1219,8 @@ const FIRE_REPLY: rt.Decode<[string, number[], number, number, number]> = rt.tup
  * Runs `scripts/work_queue/fire.lua` (`work_queue/fire`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     parked (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
@@ -1098,7 +1292,7 @@ export const JOB = new rt.Script({
   name: "work_queue/job",
   path: "scripts/work_queue/job.lua",
   sha1: "d87c636427e142c9f970a8b4cfec7150376768ab",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__job",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__job",
   readOnly: true,
   keys: [4, 4],
   keyNames: ["delayed", "leased", "dead", "jobs"],
@@ -1171,8 +1365,8 @@ export function job(
 export const LIST = new rt.Script({
   name: "work_queue/list",
   path: "scripts/work_queue/list.lua",
-  sha1: "412912876495620abfbe1183b29bdc1917390838",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__list",
+  sha1: "f1b0cacaea41766add55acec48df94d71b36cf96",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__list",
   readOnly: true,
   keys: [6, 6],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs"],
@@ -1199,8 +1393,8 @@ const LIST_REPLY: rt.Decode<[string, number, number, string | null, Buffer | nul
  * nothing.
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -1250,6 +1444,148 @@ export function list(
 }
 
 /**
+ * `work_queue/log`: Keeps a log line with a running job: `logs.lua` reads them, until the job ends.
+ *
+ * The script's contract; call it with `log()`.
+ */
+export const LOG = new rt.Script({
+  name: "work_queue/log",
+  path: "scripts/work_queue/log.lua",
+  sha1: "656f966c9db2017a086abc9b4ab3368528224421",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__log",
+  readOnly: false,
+  keys: [1, 1],
+  keyNames: ["jobs"],
+  args: [
+    rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
+    rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
+    rt.param("line", "bytes", "BAD_LINE", { length: [1, 4096] }),
+    rt.param("keep", "uint", "BAD_KEEP", { low: 1n, high: 1000n }),
+  ],
+  defaults: {},
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_LINE", "BAD_KEEP", "BAD_KEYS", "LEASE_LOST", "BAD_JOBS"],
+});
+
+const LOG_REPLY: rt.Decode<number> = rt.INT;
+
+/**
+ * Keeps a log line with a running job: `logs.lua` reads them, until the job ends.
+ *
+ * Beyond the books (BullMQ's `job.log`). Only the holder of the job's current lease can
+ * write (see `ack.lua`). The lines are kept with the job in `jobs` (l:<id>, a
+ * MessagePack array of the lines, oldest first) and go with it when it ends or is
+ * removed; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines
+ * are dropped, and a line is at most 4 KiB), whichever delivery wrote them.
+ *
+ * Runs `scripts/work_queue/log.lua` (`work_queue/log`).
+ *
+ * Keys, in `KEYS` order (all in one cluster hash slot):
+ *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
+ *         group, t token, e error
+ *
+ * Args:
+ *     id (`string`, not empty): the job's id
+ *     token (`string`, not empty): the lease token `take.lua` returned with the job
+ *     line (`bytes`, 1 to 4096 bytes): the line
+ *     keep (`uint`, from 1 to 1000): the most lines the job keeps (BullMQ's `keepLogs`); older ones
+ *         are dropped
+ *
+ * Returns:
+ *     `int`: how many lines the job keeps now
+ *
+ * Throws:
+ *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+ *         and throw InvalidInput with the same code before any I/O):
+ *         BAD_ARGS: not 1 key and 4 arguments
+ *         BAD_ID: empty
+ *         BAD_TOKEN: empty
+ *         BAD_LINE: not from 1 to 4096 bytes long, or longer than 4096 bytes
+ *         BAD_KEEP: not an integer within its range
+ *         BAD_KEYS: a key not named as its template says
+ *         LEASE_LOST: the job is not held under `token` (acked, handed to another worker, or gone)
+ *         BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write; nothing
+ *             written
+ *
+ * Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+ */
+export function log(
+  jobs: string,
+  id: string,
+  token: string,
+  line: rt.Bytes,
+  keep: rt.Int,
+): rt.Call<number> {
+  return LOG.call([jobs], LOG.encode([id, token, line, keep]), LOG_REPLY);
+}
+
+/**
+ * `work_queue/logs`: Reads the log lines a job keeps (`log.lua`), oldest first.
+ *
+ * The script's contract; call it with `logs()`.
+ */
+export const LOGS = new rt.Script({
+  name: "work_queue/logs",
+  path: "scripts/work_queue/logs.lua",
+  sha1: "b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__logs",
+  readOnly: true,
+  keys: [1, 1],
+  keyNames: ["jobs"],
+  args: [
+    rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
+    rt.param("offset", "uint", "BAD_OFFSET", { low: 0n, high: 999n }),
+    rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 1000n }),
+  ],
+  defaults: {},
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_OFFSET", "BAD_COUNT", "BAD_KEYS", "BAD_JOBS"],
+});
+
+const LOGS_REPLY: rt.Decode<[number, Buffer[]]> = rt.tupleOf(rt.INT, rt.listOf(rt.BYTES));
+
+/**
+ * Reads the log lines a job keeps (`log.lua`), oldest first.
+ *
+ * Beyond the books (BullMQ's `getJobLogs`). A page of at most `count` lines from
+ * `offset`, and how many the job keeps; no lines when there is no such job, or it kept
+ * none.
+ *
+ * Runs `scripts/work_queue/logs.lua` (`work_queue/logs`) with EVALSHA_RO (FCALL_RO): it writes
+ * nothing.
+ *
+ * Keys, in `KEYS` order (all in one cluster hash slot):
+ *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
+ *         group, t token, e error
+ *
+ * Args:
+ *     id (`string`, not empty): the job's id
+ *     offset (`uint`, from 0 to 999): the first line to read, 0 for the oldest
+ *     count (`uint`, from 1 to 1000): the most lines to read
+ *
+ * Returns:
+ *     `(int, [bytes])`: how many lines the job keeps, and the page
+ *
+ * Throws:
+ *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+ *         and throw InvalidInput with the same code before any I/O):
+ *         BAD_ARGS: not 1 key and 3 arguments
+ *         BAD_ID: empty
+ *         BAD_OFFSET: not an integer within its range
+ *         BAD_COUNT: not an integer within its range
+ *         BAD_KEYS: a key not named as its template says
+ *         BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write
+ *
+ * Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+ */
+export function logs(
+  jobs: string,
+  id: string,
+  offset: rt.Int,
+  count: rt.Int,
+): rt.Call<[number, Buffer[]]> {
+  return LOGS.call([jobs], LOGS.encode([id, offset, count]), LOGS_REPLY);
+}
+
+/**
  * `work_queue/metrics`: Reads the queue's metrics: its counts, its totals, jobs ended per minute,
  * and the age of the next job.
  *
@@ -1258,8 +1594,8 @@ export function list(
 export const METRICS = new rt.Script({
   name: "work_queue/metrics",
   path: "scripts/work_queue/metrics.lua",
-  sha1: "faaf4728ffa615bde5545892811a4d25bdf1c975",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__metrics",
+  sha1: "47b181cd6d95ba16c41b25bfc8793f444090d742",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__metrics",
   readOnly: true,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"],
@@ -1292,8 +1628,8 @@ const METRICS_REPLY: rt.Decode<[number, number, number, number, number, number, 
  * writes nothing.
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -1351,8 +1687,8 @@ export function metrics(
 export const NACK = new rt.Script({
   name: "work_queue/nack",
   path: "scripts/work_queue/nack.lua",
-  sha1: "4641e5dd28caedef3df23df015409fc861ccbc96",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__nack",
+  sha1: "e8195d7507557dbbdcb7216b060c6c30ff96b88f",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__nack",
   readOnly: false,
   keys: [9, 9],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"],
@@ -1378,7 +1714,9 @@ const NACK_REPLY: rt.Decode<[string, number]> = rt.tupleOf(rt.STR, rt.INT);
  * (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
  * straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
  * a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
- * the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
+ * the job for good (BullMQ's `UnrecoverableError`). A job added with retry options of
+ * its own (see `add.lua`) is retried by them instead: its attempts replace
+ * `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's
  * metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
  * `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
  * retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
@@ -1387,8 +1725,8 @@ const NACK_REPLY: rt.Decode<[string, number]> = rt.tupleOf(rt.STR, rt.INT);
  * Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -1409,9 +1747,9 @@ const NACK_REPLY: rt.Decode<[string, number]> = rt.tupleOf(rt.STR, rt.INT);
  *     id (`string`, not empty): the job's id
  *     token (`string`, not empty): the lease token `take.lua` returned with the job
  *     delay (`ms`, from 0 to 1000000000000 ms): how long before the job can be taken again; 0 for
- *         at once
+ *         at once (unless the job's own)
  *     maxDeliveries (`uint`, from 1 to 1000, default `5` in the class): a job delivered this many
- *         times goes to `dead` instead
+ *         times goes to `dead` (unless the job's own)
  *     reason (`bytes`): why it failed, kept with the job
  *
  * Returns:
@@ -1466,7 +1804,7 @@ export const PAUSE = new rt.Script({
   name: "work_queue/pause",
   path: "scripts/work_queue/pause.lua",
   sha1: "49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__pause",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__pause",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1518,7 +1856,7 @@ export const PAUSED = new rt.Script({
   name: "work_queue/paused",
   path: "scripts/work_queue/paused.lua",
   sha1: "8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__paused",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__paused",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1568,7 +1906,7 @@ export const PROGRESS = new rt.Script({
   name: "work_queue/progress",
   path: "scripts/work_queue/progress.lua",
   sha1: "e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__progress",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__progress",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "events"],
@@ -1640,7 +1978,7 @@ export const RATE_LIMIT_GROUP = new rt.Script({
   name: "work_queue/rate_limit_group",
   path: "scripts/work_queue/rate_limit_group.lua",
   sha1: "bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__rate_limit_group",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__rate_limit_group",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["leased", "parked", "jobs", "groups", "wake", "idle"],
@@ -1728,8 +2066,8 @@ export function rateLimitGroup(
 export const REMOVE = new rt.Script({
   name: "work_queue/remove",
   path: "scripts/work_queue/remove.lua",
-  sha1: "bd7456c710bc2742cf2afa5ca8d3b83f62a81ded",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__remove",
+  sha1: "838886a39bf3cb2afb262099e18de5fc03a0207a",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__remove",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs"],
@@ -1751,8 +2089,8 @@ const REMOVE_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL, rt
  * Runs `scripts/work_queue/remove.lua` (`work_queue/remove`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
@@ -1799,7 +2137,7 @@ export const REMOVE_SCHEDULE = new rt.Script({
   name: "work_queue/remove_schedule",
   path: "scripts/work_queue/remove_schedule.lua",
   sha1: "68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__remove_schedule",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__remove_schedule",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -1853,8 +2191,8 @@ export function removeSchedule(schedules: string, due: string, schedule: string)
 export const REQUEUE = new rt.Script({
   name: "work_queue/requeue",
   path: "scripts/work_queue/requeue.lua",
-  sha1: "c19521d469b9f9d57925d8c239ac4228c69e0dff",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__requeue",
+  sha1: "e4307f54ed582cad6f3876240fe112e8b7e9f439",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__requeue",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -1877,8 +2215,8 @@ const REQUEUE_REPLY: rt.Decode<boolean> = rt.BOOL;
  * Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
  *         dead-letter queue
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -1925,7 +2263,7 @@ export const RESULT = new rt.Script({
   name: "work_queue/result",
   path: "scripts/work_queue/result.lua",
   sha1: "668de221f1ab873f793684017c2192771a08435d",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__result",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__result",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["results", "kept"],
@@ -1984,7 +2322,7 @@ export const RESUME = new rt.Script({
   name: "work_queue/resume",
   path: "scripts/work_queue/resume.lua",
   sha1: "0fbc259cdc611b7629f594221ae7b54c930eba5c",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__resume",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__resume",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "signal"],
@@ -2036,8 +2374,8 @@ export function resume(jobs: string, signal: string): rt.Call<boolean> {
 export const RETRY_DEAD = new rt.Script({
   name: "work_queue/retry_dead",
   path: "scripts/work_queue/retry_dead.lua",
-  sha1: "e66bf9b80a6e7b76e4af42e93c9900d291052044",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__retry_dead",
+  sha1: "b768394d1b924f2a47d7870600f0189c119cb087",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__retry_dead",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2060,8 +2398,8 @@ const RETRY_DEAD_REPLY: rt.Decode<number> = rt.UINT;
  * Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     dead (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the
  *         dead-letter queue
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -2107,7 +2445,7 @@ export const SCHEDULE = new rt.Script({
   name: "work_queue/schedule",
   path: "scripts/work_queue/schedule.lua",
   sha1: "126bbc57cd53c10688d0c83421f660acce2f4609",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__schedule",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__schedule",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2169,8 +2507,8 @@ export function schedule(
 export const SCHEDULES = new rt.Script({
   name: "work_queue/schedules",
   path: "scripts/work_queue/schedules.lua",
-  sha1: "47a83b157b7b609bc091d638fe435d011435347a",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__schedules",
+  sha1: "e5ea8a34ec38d86b666d4dc7102092261597493c",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__schedules",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2238,8 +2576,8 @@ export function schedules(
 export const SET_DELAY = new rt.Script({
   name: "work_queue/set_delay",
   path: "scripts/work_queue/set_delay.lua",
-  sha1: "cf0b7f9f846688021d808d01368c7db35ab3b42d",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__set_delay",
+  sha1: "c8f28f91437222793b228ebf6235b5c363b87be3",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__set_delay",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal"],
@@ -2265,8 +2603,8 @@ const SET_DELAY_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL,
  * Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
@@ -2318,8 +2656,8 @@ export function setDelay(
 export const SET_PRIORITY = new rt.Script({
   name: "work_queue/set_priority",
   path: "scripts/work_queue/set_priority.lua",
-  sha1: "63996d0a1193125bf8c65e615d292e3619d19c47",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__set_priority",
+  sha1: "4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__set_priority",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["waiting", "parked", "jobs"],
@@ -2344,8 +2682,8 @@ const SET_PRIORITY_REPLY: rt.Decode<string | null> = rt.opt(rt.STR);
  * Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
  *         score 0 (see take.lua)
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
@@ -2389,8 +2727,8 @@ export function setPriority(
 export const SET_SCHEDULE = new rt.Script({
   name: "work_queue/set_schedule",
   path: "scripts/work_queue/set_schedule.lua",
-  sha1: "f5904d2a5ffbac56a163442ae9d724f46ca21942",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__set_schedule",
+  sha1: "4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__set_schedule",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -2512,7 +2850,7 @@ export const SETTINGS = new rt.Script({
   name: "work_queue/settings",
   path: "scripts/work_queue/settings.lua",
   sha1: "392b1b6c8068c84916f5ec3e61116bac87ba8e39",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__settings",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__settings",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -2563,8 +2901,8 @@ export function settings(jobs: string): rt.Call<number[]> {
 export const TAKE = new rt.Script({
   name: "work_queue/take",
   path: "scripts/work_queue/take.lua",
-  sha1: "ad26231e8add1a73e41ec0e03c8bca637bbe2cf4",
-  function: "rp_v0_1_0_8b18d0fde33d__work_queue__take",
+  sha1: "4ec445d8d8475731f6200767007f1ee744baa99e",
+  function: "rp_v0_1_0_e8bf1858c9a3__work_queue__take",
   readOnly: false,
   keys: [14, 14],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"],
@@ -2589,7 +2927,8 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  * `work_queue` script takes the ones it uses, in this order. Before taking, one call
  * does three bounded chores, on the server's clock: it hands back up to `limit` jobs
  * whose lease ran out (to `waiting`, or to `dead` once they were delivered
- * `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
+ * `max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`
+ * due delayed jobs to `waiting`, and
  * unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
  * most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
  * or started its rate in jobs in the last period, or was rate-limited by a handler
@@ -2607,9 +2946,11 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  * groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
  * own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
  * and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
- * events when they are on (`completed`; `failed` or `dead` with the error `lease ran
- * out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
- * drops up to `limit` kept results whose time has passed.
+ * events when they are on: `completed` (and, for a flow's parent that may run now,
+ * `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
+ * delayed job come due, and `active` with its delivery for each job taken. A `done`
+ * job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
+ * the call drops up to `limit` kept results whose time has passed.
  *
  * A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
  * before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -2650,8 +2991,8 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  * Runs `scripts/work_queue/take.lua` (`work_queue/take`).
  *
  * Keys, in `KEYS` order (all in one cluster hash slot):
- *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 +
- *         arrival number
+ *     waiting (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 ×
+ *         10^12 ± arrival (- if LIFO)
  *     delayed (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server
  *         clock)
  *     leased (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)
@@ -2766,13 +3107,17 @@ export class WorkQueue {
    * the queue's metrics (see `metrics.lua`), and in its events when they are on. A
    * non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
    * `result.lua` reads it; one longer than its `result_max` is refused, with the job still
-   * held, so the worker can ack it without. A flow's child that ends lets its parent run
-   * once it was the last one (see `add_flow.lua`).
+   * held, so the worker can ack it without. With events on, an ack without a result keeps
+   * an empty one for as long, so that a wait for the job tells it from a job never added.
+   * A flow's child that ends lets its parent run once it was the last one (see
+   * `add_flow.lua`), and with events on the parent's `waiting` follows the child's
+   * `completed`.
    *
    * Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
    *     parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
    *         take.lua)
@@ -2839,22 +3184,33 @@ export class WorkQueue {
    * An id that is in the queue in any state (waiting, delayed, leased, parked or dead) is
    * left as it is, and the reply says which state it is in; once a job is acked or
    * removed, its id may be added again. Higher `priority` is taken first; jobs of one
-   * priority are taken in the order they were added. A job in a `group` counts against
+   * priority are taken in the order they were added, except that a `lifo` job goes ahead
+   * of those waiting at its priority (last in, first out). A job in a `group` counts against
    * that group's limits when it runs (see `take.lua`). While the queue's groups take turns
    * (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
    * of `parked` instead (a job without a group in the range of group '') and its group, unless
    * it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
+   * With events on (`configure.lua`), a job added appends `added` with its state.
+   * A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
+   * `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
+   * deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
+   * `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
+   * `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
+   * (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
+   * point from half of that to all of it). 0 and 'worker' keep the caller's.
    *
    * Runs `scripts/work_queue/add.lua` (`work_queue/add`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     parked (`{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
    *     signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
    *         BZPOPMIN
+   *     events (`{<name>}:events`): what happened to each job: event, job, and an error or progress
    *     turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
    *         take.lua)
    *
@@ -2866,6 +3222,16 @@ export class WorkQueue {
    *     delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0
    *         for none
    *     group (`string`): the group whose limits the job counts against; '' for none
+   *     attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this
+   *         job; 0 for the caller's `max_deliveries`
+   *     backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+   *         class): the delay before each retry of this job; worker: the caller's
+   *     backoffDelay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+   *         or the exponential backoff's first one
+   *     backoffMax (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+   *         backoff's longest delay
+   *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+   *         behind them
    *
    * Returns:
    *     `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -2874,10 +3240,15 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 6 keys and 5 arguments
+   *         BAD_ARGS: not 7 keys and 10 arguments
    *         BAD_ID: empty
    *         BAD_PRIORITY: not an integer within its range
    *         BAD_DELAY: not whole milliseconds within its range
+   *         BAD_ATTEMPTS: not an integer within its range
+   *         BAD_BACKOFF: not one of its choices
+   *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
+   *         BAD_BACKOFF_MAX: not whole milliseconds within its range
+   *         BAD_LIFO: not 1 or 0
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
    *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -2890,6 +3261,7 @@ export class WorkQueue {
     priority: rt.Int,
     delay: rt.Ms,
     group: string,
+    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean } = {},
   ): rt.Call<[boolean, string]> {
     return ADD.call(
       [
@@ -2898,10 +3270,120 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_JOBS),
         rt.keyOf(this.#keys, KEY_SIGNAL),
+        rt.keyOf(this.#keys, KEY_EVENTS),
         rt.keyOf(this.#keys, KEY_TURNS),
       ],
-      ADD.encode([id, payload, priority, delay, group]),
+      ADD.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false]),
       ADD_REPLY,
+    );
+  }
+
+  /**
+   * Adds a job unless one was added under the same deduplication id within its window.
+   *
+   * Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and
+   * `replace` (debounce). The first call of a deduplication id `dedup` adds the job as
+   * `add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring
+   * with the window). A call within the window adds nothing: with `extend` the window starts
+   * again from this call; with `replace` the payload of the window's job becomes this call's,
+   * while that job waits (waiting, parked or delayed: a delayed one is then due `delay`
+   * after this call, when `delay` is not 0), so the newest payload wins. The window ends
+   * with its time, whatever became of its job; an id already in the queue is refused as
+   * `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
+   * need no window: `add.lua` refuses an id while its job is in the queue. With events on,
+   * a job added appends `added` with its state.
+   *
+   * Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
+   *
+   * Keys, named from their templates:
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
+   *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
+   *     parked (`{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
+   *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
+   *         token, e error
+   *     signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
+   *         BZPOPMIN
+   *     events (`{<name>}:events`): what happened to each job: event, job, and an error or progress
+   *     turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
+   *         take.lua)
+   *     window (`{<name>}:dedup:<dedup>`): the window's job id, expiring with the window
+   *
+   * Args:
+   *     id (`string`, not empty): the job's id, chosen by the caller: the same id is never queued
+   *         twice
+   *     payload (`bytes`): the job's data
+   *     priority (`uint`, from 0 to 255): higher is taken first; 0 is the usual
+   *     delay (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0
+   *         for none
+   *     group (`string`): the group whose limits the job counts against; '' for none
+   *     attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of this
+   *         job; 0 for the caller's `max_deliveries`
+   *     backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+   *         class): the delay before each retry of this job; worker: the caller's
+   *     backoffDelay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+   *         or the exponential backoff's first one
+   *     backoffMax (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+   *         backoff's longest delay
+   *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
+   *         behind them
+   *     dedup (`string`, not empty): the deduplication id
+   *     ttl (`ms`, from 1 to 1000000000000 ms): how long the window lasts
+   *     extend (`bool`, default `0` in the class): a call within the window starts it again
+   *     replace (`bool`, default `0` in the class): a call within the window replaces the payload
+   *         of its job while that job waits
+   *
+   * Returns:
+   *     `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
+   *         'extended' or 'replaced' (a window was open); the id of the job added or of the
+   *         window's job; its state, nil when that job is gone
+   *
+   * Throws:
+   *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+   *         and throw InvalidInput with the same code before any I/O):
+   *         BAD_ARGS: not 8 keys and 14 arguments
+   *         BAD_ID: empty
+   *         BAD_PRIORITY: not an integer within its range
+   *         BAD_DELAY: not whole milliseconds within its range
+   *         BAD_ATTEMPTS: not an integer within its range
+   *         BAD_BACKOFF: not one of its choices
+   *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
+   *         BAD_BACKOFF_MAX: not whole milliseconds within its range
+   *         BAD_LIFO: not 1 or 0
+   *         BAD_DEDUP: empty
+   *         BAD_TTL: not whole milliseconds within its range
+   *         BAD_EXTEND: not 1 or 0
+   *         BAD_REPLACE: not 1 or 0
+   *         BAD_KEYS: a key not named as its template says
+   *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
+   *         BAD_TURNS: `turns` holds a score that is no turn number
+   *
+   * Complexity: O(log N), N = the jobs. Clock: the server's TIME.
+   */
+  addDeduplicated(
+    id: string,
+    payload: rt.Bytes,
+    priority: rt.Int,
+    delay: rt.Ms,
+    group: string,
+    dedup: string,
+    ttl: rt.Ms,
+    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; extend?: boolean; replace?: boolean } = {},
+  ): rt.Call<[string, string, string | null]> {
+    const names: Record<string, unknown> = { "name": this.name, "dedup": dedup };
+    return ADD_DEDUPLICATED.call(
+      [
+        rt.keyOf(this.#keys, KEY_WAITING),
+        rt.keyOf(this.#keys, KEY_DELAYED),
+        rt.keyOf(this.#keys, KEY_PARKED),
+        rt.keyOf(this.#keys, KEY_JOBS),
+        rt.keyOf(this.#keys, KEY_SIGNAL),
+        rt.keyOf(this.#keys, KEY_EVENTS),
+        rt.keyOf(this.#keys, KEY_TURNS),
+        KEY_WINDOW.name(ADD_DEDUPLICATED.name, names),
+      ],
+      ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, dedup, ttl, options.extend ?? false, options.replace ?? false]),
+      ADD_DEDUPLICATED_REPLY,
     );
   }
 
@@ -2928,7 +3410,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
@@ -2992,7 +3475,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
    *     parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
@@ -3154,7 +3638,8 @@ export class WorkQueue {
    * writes nothing.
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3199,7 +3684,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3324,10 +3810,13 @@ export class WorkQueue {
   /**
    * Reads the queue's events after `after`: what happened to each job, oldest first.
    *
-   * Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report
-   * on a job append to `events` in the same call, once `configure.lua` turned events on:
-   * `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its
-   * `error`, `retried` (a dead job back to waiting), and `progress` with the report. The
+   * Beyond the books (BullMQ's `QueueEvents`). The scripts that add, take, end, fail,
+   * retry or report on a job append to `events` in the same call, once `configure.lua`
+   * turned events on: `added` with its `state`, `waiting` (a delayed job come due, or a
+   * flow's parent whose children ended), `active` with its `delivery`, `completed`,
+   * `failed` (a delivery failed; the job is retried), `stalled` (its lease ran out; it is
+   * retried) and `dead` with its `error`, `retried` (a dead job back to waiting), and
+   * `progress` with the report. The
    * stream keeps at most the queue's `events_max` entries: `lost` says that entries after
    * `after` may have gone before they were read (the cap trimmed entries, and the oldest
    * kept comes after `after`: the reader fell a whole cap behind). A
@@ -3449,7 +3938,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/fire.lua` (`work_queue/fire`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     parked (`{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, a
@@ -3584,7 +4074,8 @@ export class WorkQueue {
    * nothing.
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3638,6 +4129,101 @@ export class WorkQueue {
   }
 
   /**
+   * Keeps a log line with a running job: `logs.lua` reads them, until the job ends.
+   *
+   * Beyond the books (BullMQ's `job.log`). Only the holder of the job's current lease can
+   * write (see `ack.lua`). The lines are kept with the job in `jobs` (l:<id>, a
+   * MessagePack array of the lines, oldest first) and go with it when it ends or is
+   * removed; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines
+   * are dropped, and a line is at most 4 KiB), whichever delivery wrote them.
+   *
+   * Runs `scripts/work_queue/log.lua` (`work_queue/log`).
+   *
+   * Keys, named from their templates:
+   *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
+   *         token, e error
+   *
+   * Args:
+   *     id (`string`, not empty): the job's id
+   *     token (`string`, not empty): the lease token `take.lua` returned with the job
+   *     line (`bytes`, 1 to 4096 bytes): the line
+   *     keep (`uint`, from 1 to 1000): the most lines the job keeps (BullMQ's `keepLogs`); older
+   *         ones are dropped
+   *
+   * Returns:
+   *     `int`: how many lines the job keeps now
+   *
+   * Throws:
+   *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+   *         and throw InvalidInput with the same code before any I/O):
+   *         BAD_ARGS: not 1 key and 4 arguments
+   *         BAD_ID: empty
+   *         BAD_TOKEN: empty
+   *         BAD_LINE: not from 1 to 4096 bytes long, or longer than 4096 bytes
+   *         BAD_KEEP: not an integer within its range
+   *         BAD_KEYS: a key not named as its template says
+   *         LEASE_LOST: the job is not held under `token` (acked, handed to another worker, or
+   *             gone)
+   *         BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write; nothing
+   *             written
+   *
+   * Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+   */
+  log(id: string, token: string, line: rt.Bytes, keep: rt.Int): rt.Call<number> {
+    return LOG.call(
+      [
+        rt.keyOf(this.#keys, KEY_JOBS),
+      ],
+      LOG.encode([id, token, line, keep]),
+      LOG_REPLY,
+    );
+  }
+
+  /**
+   * Reads the log lines a job keeps (`log.lua`), oldest first.
+   *
+   * Beyond the books (BullMQ's `getJobLogs`). A page of at most `count` lines from
+   * `offset`, and how many the job keeps; no lines when there is no such job, or it kept
+   * none.
+   *
+   * Runs `scripts/work_queue/logs.lua` (`work_queue/logs`) with EVALSHA_RO (FCALL_RO): it writes
+   * nothing.
+   *
+   * Keys, named from their templates:
+   *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
+   *         token, e error
+   *
+   * Args:
+   *     id (`string`, not empty): the job's id
+   *     offset (`uint`, from 0 to 999): the first line to read, 0 for the oldest
+   *     count (`uint`, from 1 to 1000): the most lines to read
+   *
+   * Returns:
+   *     `(int, [bytes])`: how many lines the job keeps, and the page
+   *
+   * Throws:
+   *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
+   *         and throw InvalidInput with the same code before any I/O):
+   *         BAD_ARGS: not 1 key and 3 arguments
+   *         BAD_ID: empty
+   *         BAD_OFFSET: not an integer within its range
+   *         BAD_COUNT: not an integer within its range
+   *         BAD_KEYS: a key not named as its template says
+   *         BAD_JOBS: `jobs` holds log lines for the job that these scripts did not write
+   *
+   * Complexity: O(L), L = the job's lines (at most 64 KiB of them).
+   */
+  logs(id: string, offset: rt.Int, count: rt.Int): rt.Call<[number, Buffer[]]> {
+    return LOGS.call(
+      [
+        rt.keyOf(this.#keys, KEY_JOBS),
+      ],
+      LOGS.encode([id, offset, count]),
+      LOGS_REPLY,
+    );
+  }
+
+  /**
    * Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the
    * next job.
    *
@@ -3657,7 +4243,8 @@ export class WorkQueue {
    * writes nothing.
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3718,7 +4305,10 @@ export class WorkQueue {
    * (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
    * straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
    * a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
-   * the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
+   * the job for good (BullMQ's `UnrecoverableError`). A job added with retry options of
+   * its own (see `add.lua`) is retried by them instead: its attempts replace
+   * `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the
+   * queue's
    * metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
    * `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
    * retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
@@ -3727,7 +4317,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
@@ -3745,9 +4336,9 @@ export class WorkQueue {
    *     id (`string`, not empty): the job's id
    *     token (`string`, not empty): the lease token `take.lua` returned with the job
    *     delay (`ms`, from 0 to 1000000000000 ms): how long before the job can be taken again; 0 for
-   *         at once
+   *         at once (unless the job's own)
    *     maxDeliveries (`uint`, from 1 to 1000, default `5` in the class): a job delivered this many
-   *         times goes to `dead` instead
+   *         times goes to `dead` (unless the job's own)
    *     reason (`bytes`): why it failed, kept with the job
    *
    * Returns:
@@ -3991,7 +4582,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/remove.lua` (`work_queue/remove`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
    *     parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
@@ -4079,7 +4671,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
@@ -4208,7 +4801,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
@@ -4354,7 +4948,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
    *         take.lua)
@@ -4409,7 +5004,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
    *         take.lua)
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
@@ -4582,7 +5178,8 @@ export class WorkQueue {
    * `work_queue` script takes the ones it uses, in this order. Before taking, one call
    * does three bounded chores, on the server's clock: it hands back up to `limit` jobs
    * whose lease ran out (to `waiting`, or to `dead` once they were delivered
-   * `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
+   * `max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`
+   * due delayed jobs to `waiting`, and
    * unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
    * most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
    * or started its rate in jobs in the last period, or was rate-limited by a handler
@@ -4600,9 +5197,11 @@ export class WorkQueue {
    * groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
    * own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
    * and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
-   * events when they are on (`completed`; `failed` or `dead` with the error `lease ran
-   * out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
-   * drops up to `limit` kept results whose time has passed.
+   * events when they are on: `completed` (and, for a flow's parent that may run now,
+   * `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
+   * delayed job come due, and `active` with its delivery for each job taken. A `done`
+   * job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
+   * the call drops up to `limit` kept results whose time has passed.
    *
    * A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
    * before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -4643,7 +5242,8 @@ export class WorkQueue {
    * Runs `scripts/work_queue/take.lua` (`work_queue/take`).
    *
    * Keys, named from their templates:
-   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number
+   *     waiting (`{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ±
+   *         arrival (- if LIFO)
    *     delayed (`{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)
    *     leased (`{<name>}:leased`): job id -> lease deadline (ms, server clock)
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
