@@ -34,8 +34,9 @@ export interface Event {
 
 /**
  * How a job ended: `completed` (acked, with its `result` if one is kept), `dead` (failed
- * for good, with its last `error`), or `gone` (not in the queue and no result kept: acked
- * without a result, removed, or never added).
+ * for good, with its last `error`), or `gone` (not in the queue and nothing kept of it:
+ * removed, never added, or acked longer ago than the queue keeps results, or with events
+ * off without a result).
  */
 export type JobEnd =
   | { readonly kind: "completed"; readonly result: Buffer | null }
@@ -132,14 +133,16 @@ export class Events {
           if (record === null) {
             // no record: acked or removed; its result tells which
             const result = await family.result(id).run(client, { functions });
-            return result !== null ? { kind: "completed", result } : { kind: "gone" };
+            // An empty result marks an ack without one (kept while events are on).
+            return result !== null ? { kind: "completed", result: result.length > 0 ? result : null } : { kind: "gone" };
           }
           if (record[0] === "dead") return { kind: "dead", error: record[4] ?? Buffer.alloc(0) };
           if (performance.now() >= deadline) return null;
         }
         for (const event of this.handed(await this.follow(client, deadline, blocking))) {
           if (event.job === id && event.kind === "completed") {
-            return { kind: "completed", result: await family.result(id).run(client, { functions }) };
+            const result = await family.result(id).run(client, { functions });
+            return { kind: "completed", result: result !== null && result.length > 0 ? result : null };
           }
           if (event.job === id && event.kind === "dead") return { kind: "dead", error: event.detail };
         }
