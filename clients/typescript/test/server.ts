@@ -70,6 +70,8 @@ export class Server {
         { cwd: dir, stdio: "ignore" },
       );
       const server = new Server(port, dir, child);
+      // A test process that ends without stopping it (a failed hook) takes it along.
+      process.once("exit", () => child.kill("SIGKILL"));
       try {
         await poll(() => server.answers(), "redis-server", 10);
         return server;
