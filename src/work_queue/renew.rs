@@ -18,8 +18,10 @@ use crate::runtime::op::{Op, ScriptMode};
 /// What the renewals are told: renew a job every so often from now on, or no more.
 pub(super) enum Renewal {
     Hold(Job, Duration),
-    /// The job with this token.
-    Release(String),
+    /// The job with this id and token. The jobs of one take share a token when their
+    /// deliveries are the same (`<random>:<delivery>`), so the token alone does not tell
+    /// them apart.
+    Release(String, String),
 }
 
 /// The held jobs and when each is renewed next.
@@ -27,8 +29,8 @@ pub(super) struct Renewals<'q> {
     queue: &'q WorkQueue,
     mode: ScriptMode,
     held: Vec<Held>,
-    /// The token of the job whose renewal is in flight.
-    in_flight: Option<String>,
+    /// The id and token of the job whose renewal is in flight.
+    in_flight: Option<(String, String)>,
     failed: u64,
     retries: Retries,
 }
@@ -68,7 +70,9 @@ impl<'q> Renewals<'q> {
                 every,
                 again: false,
             }),
-            Renewal::Release(token) => self.held.retain(|held| held.job.token != token),
+            Renewal::Release(id, token) => self
+                .held
+                .retain(|held| !(held.job.id == id && held.job.token == token)),
         }
     }
 
@@ -76,7 +80,7 @@ impl<'q> Renewals<'q> {
         let now = Instant::now();
         match self.held.iter().min_by_key(|held| held.next) {
             Some(held) if held.next <= now => {
-                self.in_flight = Some(held.job.token.clone());
+                self.in_flight = Some((held.job.id.clone(), held.job.token.clone()));
                 RenewStep::Run(self.queue.extend(&held.job).via(self.mode))
             }
             Some(held) => RenewStep::Idle(Some(held.next - now)),
@@ -86,11 +90,15 @@ impl<'q> Renewals<'q> {
 
     /// The answer to the renewal [`step`](Self::step) sent.
     pub(super) fn feed(&mut self, answer: Result<u64>) {
-        let Some(token) = self.in_flight.take() else {
+        let Some((id, token)) = self.in_flight.take() else {
             return;
         };
         // Released meanwhile: its ack or nack settled it.
-        let Some(at) = self.held.iter().position(|held| held.job.token == token) else {
+        let Some(at) = self
+            .held
+            .iter()
+            .position(|held| held.job.id == id && held.job.token == token)
+        else {
             return;
         };
         match answer {
@@ -198,8 +206,12 @@ mod tests {
     use crate::runtime::error::Error;
 
     fn job(token: &str) -> Job {
+        job_of(token, token)
+    }
+
+    fn job_of(id: &str, token: &str) -> Job {
         Job {
-            id: "j".into(),
+            id: id.into(),
             token: token.into(),
             delivery: 1,
             deadline_ms: 0,
@@ -261,8 +273,28 @@ mod tests {
         // Released while its renewal is in flight: the answer is dropped.
         renewals.held[0].next = Instant::now();
         assert!(is_run(renewals.step()));
-        renewals.apply(Renewal::Release("b".into()));
+        renewals.apply(Renewal::Release("b".into(), "b".into()));
         renewals.feed(Ok(1));
         assert!(matches!(renewals.step(), RenewStep::Idle(None)));
+    }
+
+    /// Two jobs of one take share a token: the release of one leaves the other's
+    /// renewals going, and an answer counts for the job it was sent for.
+    #[test]
+    fn jobs_of_one_take_are_told_apart_by_their_ids() {
+        let queue = WorkQueue::new("q").unwrap();
+        let mut renewals = Renewals::new(&queue, ScriptMode::Eval);
+        renewals.apply(Renewal::Hold(job_of("x", "t:1"), Duration::ZERO));
+        renewals.apply(Renewal::Hold(job_of("y", "t:1"), Duration::from_secs(3600)));
+        renewals.apply(Renewal::Release("x".into(), "t:1".into()));
+        assert_eq!(renewals.held.len(), 1);
+        assert_eq!(renewals.held[0].job.id, "y");
+        // y's renewal lost its lease: y goes, whatever else holds its token.
+        renewals.apply(Renewal::Hold(job_of("z", "t:1"), Duration::from_secs(3600)));
+        renewals.held[0].next = Instant::now();
+        assert!(is_run(renewals.step()));
+        renewals.feed(Err(lost()));
+        let left: Vec<&str> = renewals.held.iter().map(|h| h.job.id.as_str()).collect();
+        assert_eq!(left, ["z"]);
     }
 }

@@ -321,7 +321,7 @@ impl<'w, 'q> Working<'w, 'q> {
     }
 
     fn release(&self, job: &Job) {
-        (self.renewals)(Renewal::Release(job.token.clone()));
+        (self.renewals)(Renewal::Release(job.id.clone(), job.token.clone()));
     }
 }
 
@@ -368,7 +368,7 @@ mod tests {
         let renewals = |renewal| {
             told.lock().unwrap().push(match renewal {
                 Renewal::Hold(job, _) => format!("hold {}", job.token),
-                Renewal::Release(token) => format!("release {token}"),
+                Renewal::Release(_, token) => format!("release {token}"),
             })
         };
         let mut working = Working::new(&worker, &stop, &renewals);

@@ -403,7 +403,7 @@ def test_an_ack_that_lost_a_lease_is_told_apart_and_a_stop_settles_what_runs() -
     done = working.step()
     assert shown(done) == "done " + str(WorkReport(acked=1, retried=1))
     assert told == [_Hold(job("a"), worker.renew_every), _Hold(job("b"), worker.renew_every),
-                    _Release("a"), _Release("b")]
+                    _Release("a", "a"), _Release("b", "b")]
 
 
 def test_an_error_that_passes_sends_the_call_again_after_a_pause_unless_stopped() -> None:
@@ -445,9 +445,24 @@ def test_a_failed_renewal_is_sent_again_at_once_then_at_the_next_tick() -> None:
     renewals.feed(Failed(rp.ScriptError("work_queue/extend", "LEASE_LOST", "gone")))
     renewals.held[0].next = 0.0
     assert isinstance(renewals.step(), Run)
-    renewals.apply(_Release("a"))
+    renewals.apply(_Release("a", "a"))
     renewals.feed(1)
     assert renewals.step() == _worker._Idle(None)
+
+
+def test_jobs_of_one_take_are_told_apart_by_their_ids() -> None:
+    # Two jobs of one take, both on their first delivery, share the token `t:1`.
+    renewals = _Renewals(rp.WorkQueue("q"), 30_000)
+    renewals.apply(_Hold(Job("x", "t:1", 1, 0, None, b""), 0.0))
+    renewals.apply(_Hold(Job("y", "t:1", 1, 0, None, b""), 3600.0))
+    renewals.apply(_Release("x", "t:1"))
+    assert [h.job.id for h in renewals.held] == ["y"]
+    # An answer counts for the job it was sent for.
+    renewals.apply(_Hold(Job("z", "t:1", 1, 0, None, b""), 3600.0))
+    renewals.held[0].next = 0.0
+    assert isinstance(renewals.step(), Run)
+    renewals.feed(Failed(rp.ScriptError("work_queue/extend", "LEASE_LOST", "gone")))
+    assert [h.job.id for h in renewals.held] == ["z"]
 
 
 def test_errors_that_pass_are_the_rust_crates() -> None:

@@ -294,8 +294,10 @@ class _Hold(NamedTuple):
 
 
 class _Release(NamedTuple):
-    """No more renewals of the job held under `token`."""
+    """No more renewals of job `id` held under `token` (the jobs of one take share a token
+    when their deliveries are the same, so the token alone does not tell them apart)."""
 
+    id: str
     token: str
 
 
@@ -325,7 +327,7 @@ class _Renewals:
         self.family = family
         self.lease_ms = lease_ms
         self.held: List[_Held] = []
-        self.in_flight: Optional[str] = None
+        self.in_flight: Optional[Tuple[str, str]] = None
         self.failed = 0
         self.retries = Retries()
 
@@ -333,7 +335,7 @@ class _Renewals:
         if isinstance(renewal, _Hold):
             self.held.append(_Held(renewal.job, time.monotonic() + renewal.every, renewal.every))
         else:
-            self.held = [h for h in self.held if h.job.token != renewal.token]
+            self.held = [h for h in self.held if (h.job.id, h.job.token) != (renewal.id, renewal.token)]
 
     def step(self) -> Union[Run, _Idle]:
         if not self.held:
@@ -342,12 +344,12 @@ class _Renewals:
         first = min(self.held, key=lambda h: h.next)
         if first.next > now:
             return _Idle(first.next - now)
-        self.in_flight = first.job.token
+        self.in_flight = (first.job.id, first.job.token)
         return Run(self.family.extend(first.job.id, first.job.token, lease=self.lease_ms))
 
     def feed(self, answer: Any) -> None:
-        token, self.in_flight = self.in_flight, None
-        held = next((h for h in self.held if h.job.token == token), None)
+        job, self.in_flight = self.in_flight, None
+        held = next((h for h in self.held if (h.job.id, h.job.token) == job), None)
         if held is None:  # released meanwhile: its ack or nack settled it
             return
         if isinstance(answer, Failed):
@@ -689,7 +691,7 @@ class _Working:
         self.report.lost += 1
 
     def _release(self, job: Job) -> None:
-        self.renewals(_Release(job.token))
+        self.renewals(_Release(job.id, job.token))
 
 
 class Worker:
