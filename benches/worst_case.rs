@@ -1710,34 +1710,14 @@ fn cases() -> Vec<Case> {
         Case {
             script: "work_queue/log",
             input: "a 4 KiB line for a held job keeping 1000 lines of 64 bytes (the 64 KiB cap)",
-            setup: |con, k| {
-                busy_queue(con, k);
-                lua(
-                    con,
-                    "local lines = {}
-                     for n = 1, 1000 do lines[n] = string.rep('l', 64) end
-                     redis.call('HSET', KEYS[1], 'l:held', cmsgpack.pack(lines))",
-                    &k.named(&["jobs"]),
-                    &[],
-                );
-            },
+            setup: logged_queue,
             keys: Keys::of("work_queue/log", QUEUE),
             args: strings(["held".into(), "7".into(), "l".repeat(4096), "1000".into()]),
         },
         Case {
             script: "work_queue/logs",
             input: "1000 lines of 64 bytes, all read",
-            setup: |con, k| {
-                busy_queue(con, k);
-                lua(
-                    con,
-                    "local lines = {}
-                     for n = 1, 1000 do lines[n] = string.rep('l', 64) end
-                     redis.call('HSET', KEYS[1], 'l:held', cmsgpack.pack(lines))",
-                    &k.named(&["jobs"]),
-                    &[],
-                );
-            },
+            setup: logged_queue,
             keys: Keys::of("work_queue/logs", QUEUE),
             args: strings(["held".into(), "0".into(), "1000".into()]),
         },
@@ -2764,6 +2744,20 @@ fn busy_queue(con: &mut redis::Connection, k: &Keys) {
          end
          for n = 0, 9 do redis.call('HSET', g, 'u:R' .. n, 1) end",
         &queue.named(&QUEUE_KEYS),
+        &[],
+    );
+}
+
+/// `busy_queue`, its held job keeping 1,000 log lines of 64 bytes: the 64 KiB a job keeps
+/// at most (see `log.lua`).
+fn logged_queue(con: &mut redis::Connection, k: &Keys) {
+    busy_queue(con, k);
+    lua(
+        con,
+        "local lines = {}
+         for n = 1, 1000 do lines[n] = string.rep('l', 64) end
+         redis.call('HSET', KEYS[1], 'l:held', cmsgpack.pack(lines))",
+        &k.named(&["jobs"]),
         &[],
     );
 }

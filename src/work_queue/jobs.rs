@@ -277,7 +277,7 @@ impl JobOptions {
         Ok((u64::from(attempts), kind, delay, max))
     }
 
-    /// Priority 0, no delay, no group.
+    /// Priority 0, no delay, no group, first in first out, no retries of its own.
     pub fn new() -> Self {
         JobOptions::default()
     }

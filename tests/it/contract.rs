@@ -1175,6 +1175,17 @@ mod outside_client {
             &["j", "payload", "0", "0", "", "0", "worker", "0", "0", "0"],
             "BAD_JOBS",
         );
+        let nack_keys = [
+            "{q}:waiting",
+            "{q}:delayed",
+            "{q}:leased",
+            "{q}:dead",
+            "{q}:parked",
+            "{q}:jobs",
+            "{q}:groups",
+            "{q}:signal",
+            "{q}:events",
+        ];
         // Retry options stored as `007` attempts are not 7 attempts.
         refused(
             &mut con,
@@ -1193,17 +1204,7 @@ mod outside_client {
                 "007 w 0 0",
             ]],
             &scripts::work_queue::NACK,
-            &[
-                "{q}:waiting",
-                "{q}:delayed",
-                "{q}:leased",
-                "{q}:dead",
-                "{q}:parked",
-                "{q}:jobs",
-                "{q}:groups",
-                "{q}:signal",
-                "{q}:events",
-            ],
+            &nack_keys,
             &["j", "7", "0", "5", "why"],
             "BAD_JOBS",
         );
@@ -1234,17 +1235,7 @@ mod outside_client {
                 "HSET", "{q}:jobs", "s:j", "leased", "t:j", "7", "r:j", "1", "n:j", "01",
             ]],
             &scripts::work_queue::NACK,
-            &[
-                "{q}:waiting",
-                "{q}:delayed",
-                "{q}:leased",
-                "{q}:dead",
-                "{q}:parked",
-                "{q}:jobs",
-                "{q}:groups",
-                "{q}:signal",
-                "{q}:events",
-            ],
+            &nack_keys,
             &["j", "7", "0", "5", "failed"],
             "BAD_JOBS",
         );
