@@ -30,7 +30,7 @@
 --- @arg backoff_max ms 0..=10^12      the exponential backoff's longest delay
 --- @arg lifo bool                 ahead of the jobs waiting at its priority, not behind them
 --- @arg dedup string non-empty    the deduplication id
---- @arg ttl ms 1..=10^15-1        how long the window lasts
+--- @arg ttl ms 1..=10^12          how long the window lasts
 --- @arg extend bool               a call within the window starts it again
 --- @arg replace bool              a call within the window replaces the payload of its job while that job waits
 --- @return (string, string, string?)  'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or
@@ -364,8 +364,8 @@ if dedup == '' then
   return redis.error_reply('BAD_DEDUP must not be empty')
 end
 local ttl = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
-if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[12]))
+if not ttl or ttl > 1000000000000 then
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 1000000000000, got ' .. shown(ARGV[12]))
 end
 local extend = ARGV[13] == '1'
 if not extend and ARGV[13] ~= '0' then
