@@ -10781,7 +10781,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "27ed63527668a05cc59a2a2964dba03e4f3dc9ab",
+        sha1: "01b9b471d074732bf4770594821013c74981b7ff",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10855,7 +10855,7 @@ pub mod work_queue {
     #[doc = " (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random"]
     #[doc = " point from half of that to all of it). 0 and 'worker' keep the caller's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `27ed63527668a05cc59a2a2964dba03e4f3dc9ab`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `01b9b471d074732bf4770594821013c74981b7ff`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10905,7 +10905,7 @@ pub mod work_queue {
     pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
         name: "work_queue/add_deduplicated",
         path: "scripts/work_queue/add_deduplicated.lua",
-        sha1: "4b46ec8e564aee54acbe3003be0dd4c4c3cc84f0",
+        sha1: "a2fdeb34bb4f2641c3b5fd6e57a5f9a5ff5d4022",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
         flags: &[],
         summary: "Adds a job unless one was added under the same deduplication id within its window.",
@@ -10982,7 +10982,7 @@ pub mod work_queue {
     #[doc = " need no window: `add.lua` refuses an id while its job is in the queue. With events on,"]
     #[doc = " a job added appends `added` with its state."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `4b46ec8e564aee54acbe3003be0dd4c4c3cc84f0`)."]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `a2fdeb34bb4f2641c3b5fd6e57a5f9a5ff5d4022`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]

@@ -178,6 +178,17 @@ local function retry_of(job_id, stored)
   return { attempts = attempts, backoff = backoff, delay = delay, max = max }
 end
 
+-- The retry options add.lua stores for a job (its o: field, as retry_of reads it) from
+-- its arguments, checked by the caller: false when the job keeps the caller's.
+local function retry_text(job_attempts, job_backoff, job_backoff_delay, job_backoff_max)
+  if job_attempts == 0 and job_backoff == 'worker' then
+    return false
+  end
+  local kinds = { worker = 'w', none = 'f', fixed = 'f', exponential = 'e' }
+  local first = job_backoff == 'none' and 0 or job_backoff_delay
+  return string.format('%d %s %d %d', job_attempts, kinds[job_backoff], first, job_backoff_max)
+end
+
 -- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
 -- `max_deliveries`: the job's own attempts, unless it has none.
 local function deliveries_allowed(retry, max_deliveries)

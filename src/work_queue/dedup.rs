@@ -11,7 +11,7 @@ use crate::runtime::input;
 use crate::runtime::op::Op;
 
 /// The longest window ([`Deduplication::new`]): what `SET … PX` takes.
-pub const MAX_WINDOW: Duration = Duration::from_millis(999_999_999_999_999);
+pub const MAX_WINDOW: Duration = Duration::from_millis(input::MAX_BLOCK_MS);
 
 /// A deduplication window for [`add_deduplicated`](WorkQueue::add_deduplicated): the first
 /// add of its id adds the job and opens the window; an add within it adds nothing.
@@ -43,15 +43,9 @@ impl Deduplication {
         if id.is_empty() {
             return Err(Error::invalid("deduplication id", "must not be empty"));
         }
-        if ttl < Duration::from_millis(1) || ttl > MAX_WINDOW {
-            return Err(Error::invalid(
-                "deduplication window",
-                format!(
-                    "must be from 1 ms to 10^15 - 1 ms, got {} ms",
-                    ttl.as_millis()
-                ),
-            ));
-        }
+        // The rule of every script's ttl, which the header of add_deduplicated states too.
+        input::check_ms(&input::TTL, ttl)
+            .map_err(|why| Error::invalid("deduplication window", why))?;
         Ok(Deduplication {
             id,
             ttl,

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_3cf7f6bf1169"
+LIBRARY = "redis_patterns_v0_1_0_e5d4e85bd895"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "75a5405ac8fb60e91d436bbeaabcbcffde216c44"
+MANIFEST_SHA1 = "d3640f9d7008452142dea5659ab4d3a4baef5e00"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 
