@@ -1132,7 +1132,7 @@ fn bad_input_is_refused_and_writes_nothing() {
 /// The keys `script` takes, by the names in its header: a subset of the queue's fifteen
 /// (the schedules' three, `schedules`, `due` and `schedules_wake`, and a deduplication
 /// `window`, left out).
-fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
+pub(crate) fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
     const NAMES: [&str; 15] = [
         "waiting",
         "delayed",
