@@ -10697,11 +10697,11 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "f0813b53e03d3efc573afc4047f24a4dd493e489",
+        sha1: "25d1bedcc92d0b89c31b8a39d1d7a339e8c90469",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot.",
-        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. With events on, an ack without a result keeps\nan empty one for as long, so that a wait for the job tells it from a job never added.\nA flow's child that ends lets its parent run once it was the last one (see\n`add_flow.lua`), and with events on the parent's `waiting` follows the child's\n`completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,\nBullMQ's `removeOnComplete`), the job stays in `completed` with its record: state\n'completed', b: when its last delivery was taken (when take.lua wrote it), f: when it\nfinished, v: its result; its payload, deliveries, group, last error, progress and logs\nas they were. Then up to two of the oldest completed jobs beyond the queue's count or\nage go; a job added with `remove_on_complete` goes at once instead (see `add.lua`).",
+        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. With events on, an ack without a result keeps\nan empty one for as long, so that a wait for the job tells it from a job never added.\nA flow's child that ends lets its parent run once it was the last one (see\n`add_flow.lua`), and with events on the parent's `waiting` follows the child's\n`completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,\nBullMQ's `removeOnComplete`), the job stays in `completed` with its record: state\n'completed', b: when its last delivery was taken (when take.lua wrote it), v: its\nresult, and when it finished as its score in `completed`; its payload, deliveries,\ngroup, last error, progress and logs as they were. Then up to two of the oldest\ncompleted jobs beyond the queue's count or age go; a job added with\n`remove_on_complete` goes at once instead (see `add.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -10752,12 +10752,13 @@ pub mod work_queue {
     #[doc = " `add_flow.lua`), and with events on the parent's `waiting` follows the child's"]
     #[doc = " `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,"]
     #[doc = " BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state"]
-    #[doc = " 'completed', b: when its last delivery was taken (when take.lua wrote it), f: when it"]
-    #[doc = " finished, v: its result; its payload, deliveries, group, last error, progress and logs"]
-    #[doc = " as they were. Then up to two of the oldest completed jobs beyond the queue's count or"]
-    #[doc = " age go; a job added with `remove_on_complete` goes at once instead (see `add.lua`)."]
+    #[doc = " 'completed', b: when its last delivery was taken (when take.lua wrote it), v: its"]
+    #[doc = " result, and when it finished as its score in `completed`; its payload, deliveries,"]
+    #[doc = " group, last error, progress and logs as they were. Then up to two of the oldest"]
+    #[doc = " completed jobs beyond the queue's count or age go; a job added with"]
+    #[doc = " `remove_on_complete` goes at once instead (see `add.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `f0813b53e03d3efc573afc4047f24a4dd493e489`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `25d1bedcc92d0b89c31b8a39d1d7a339e8c90469`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11173,7 +11174,7 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "5954e3ffa953b6571c5b4571f752dc32658ec2bb",
+        sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first first.",
@@ -11216,7 +11217,7 @@ pub mod work_queue {
     #[doc = " end time: for them `grace` must be 0. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `5954e3ffa953b6571c5b4571f752dc32658ec2bb`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `4cd44d901c4a6097f36f183c385112bbbf0dbe2b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11469,7 +11470,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "6c3e80fe92da031f7bd28f1e03a9afbca4bf5b85",
+        sha1: "4f1061c260d740004f35182b34ef076ed78314b3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11520,7 +11521,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `6c3e80fe92da031f7bd28f1e03a9afbca4bf5b85`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `4f1061c260d740004f35182b34ef076ed78314b3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12029,7 +12030,7 @@ pub mod work_queue {
     pub static LOG: crate::Script = crate::Script {
         name: "work_queue/log",
         path: "scripts/work_queue/log.lua",
-        sha1: "668f233028d2c7daa0971cebe8f2261b5050d0a9",
+        sha1: "656f966c9db2017a086abc9b4ab3368528224421",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/log.lua")),
         flags: &[],
         summary: "Keeps a log line with a running job: `logs.lua` reads them, until the job ends.",
@@ -12068,7 +12069,7 @@ pub mod work_queue {
     #[doc = " removed; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines"]
     #[doc = " are dropped, and a line is at most 4 KiB), whichever delivery wrote them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/log.lua` (`work_queue/log`, SHA1 `668f233028d2c7daa0971cebe8f2261b5050d0a9`)."]
+    #[doc = " Runs `scripts/work_queue/log.lua` (`work_queue/log`, SHA1 `656f966c9db2017a086abc9b4ab3368528224421`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12250,7 +12251,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "da5f47a8dcd9f220bc3cc3f90e36ccdb90e91828",
+        sha1: "a84c23dc74f6c32cf772705a16d14d0929f4a8fa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -12310,7 +12311,7 @@ pub mod work_queue {
     #[doc = " (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going"]
     #[doc = " to `dead` (the reply still says 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `da5f47a8dcd9f220bc3cc3f90e36ccdb90e91828`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `a84c23dc74f6c32cf772705a16d14d0929f4a8fa`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12457,7 +12458,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
+        sha1: "d31ef95b790e1c8e9cf96c552fc826fba9d7de54",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -12494,7 +12495,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `b335adbf98e3028dcfe13dc51d00e27bcf5832b8`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `d31ef95b790e1c8e9cf96c552fc826fba9d7de54`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12527,7 +12528,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "7ab7d64580f00e3046aa594a3ae216c46376ebfe",
+        sha1: "bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -12572,7 +12573,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `7ab7d64580f00e3046aa594a3ae216c46376ebfe`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `bf7a6435dbb61b47f9b910ebcf575e2353dc54ae`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -12611,7 +12612,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "2c1e4b642f8709aaf13013e3ed67461a6d7d1cea",
+        sha1: "a693031883a71b9e6325c884a3535bb540453850",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).",
@@ -12645,7 +12646,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `2c1e4b642f8709aaf13013e3ed67461a6d7d1cea`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `a693031883a71b9e6325c884a3535bb540453850`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13401,7 +13402,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "5291e770b3f0b4b29f681a75232ae1c61bc75dc6",
+        sha1: "7168b739cb7454cc88400836890b9053a3c88520",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13528,7 +13529,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `5291e770b3f0b4b29f681a75232ae1c61bc75dc6`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7168b739cb7454cc88400836890b9053a3c88520`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]

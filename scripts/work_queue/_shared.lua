@@ -96,19 +96,18 @@ local function wake_workers(signal_key)
 end
 
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
--- queue's stored settings (#settings, read in the same call: see settings_of), the job's
--- parent link (its P: field, false for none: see parent_of) and its own options (its o:
--- field, false for none: see retry_of); nil and a LEASE_LOST error reply when it is not
--- held so. Reads only.
+-- queue's stored settings (#settings, read in the same call: see settings_of), and the
+-- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
+-- error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored, link, options = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id,
-    't:' .. job_id, 'g:' .. job_id, '#settings', 'P:' .. job_id, 'o:' .. job_id))
+  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings', 'P:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored, link, options
+  return group, nil, stored, link
 end
 
 -- The rank of a job of `priority` behind every job of that priority now, or with `lifo`
@@ -131,7 +130,7 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'f:' .. job_id, 'v:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
 end
 
 -- The log lines job `job_id` keeps, `stored` as log.lua writes them in its l: field: a
@@ -229,23 +228,24 @@ local function forget_job(leased_set, jobs_hash, job_id)
 end
 
 -- A held job that ended well at `at`, in a queue that keeps completed jobs: out of
--- `leased_set`, and into `completed_set` with its record (state completed, f: when it
--- finished, v: its `result` unless empty; no token), unless its own
--- options (`options`, retry_of's) drop it at once. The caller trims the set.
+-- `leased_set`, and into `completed_set` (scored by `at`) with its record (state
+-- completed, v: its `result` unless empty; no token), unless its own
+-- options (`options`, retry_of's) drop it at once. Whether it was kept; the caller trims
+-- the set.
 local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, result, options)
   if options and options.drop_completed then
     forget_job(leased_set, jobs_hash, job_id)
-    return
+    return false
   end
   redis.call('ZREM', leased_set, job_id)
   redis.call('HDEL', jobs_hash, 't:' .. job_id)
-  local at_text = string.format('%d', at)
-  redis.call('ZADD', completed_set, at_text, job_id)
+  redis.call('ZADD', completed_set, string.format('%d', at), job_id)
   if result ~= '' then
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'f:' .. job_id, at_text, 'v:' .. job_id, result)
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'v:' .. job_id, result)
   else
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'f:' .. job_id, at_text)
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed')
   end
+  return true
 end
 
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
@@ -394,20 +394,35 @@ local function count_ends(jobs_hash, m, completed, failed, died)
 end
 
 -- Drops up to `budget` jobs of `ended_set` (dead or completed, scored by when they
--- ended), oldest first: those ended longer than `max_age` ms before `at`, then those
--- beyond the newest `max_count`; how many went.
-local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
-    string.format('%d', budget))
-  local over = redis.call('ZCARD', ended_set) - #gone - max_count
-  if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', ended_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
+-- ended), oldest first: those beyond the newest `max_count`, then those ended longer than
+-- `max_age` ms before `at`; how many went. `card`, when the caller knows it, is how many
+-- the set holds (else it is read).
+local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget, card)
+  local cutoff = at - max_age
+  local over = math.min((card or redis.call('ZCARD', ended_set)) - max_count, budget)
+  local gone = {}
+  -- Whether the oldest left may be past the age: not when a job popped (older than any
+  -- left) is not.
+  local aged_left = true
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', ended_set, string.format('%d', over))
+    for i = 1, #popped, 2 do
+      gone[#gone + 1] = popped[i]
+    end
+    aged_left = tonumber(popped[#popped]) <= cutoff
+  end
+  if aged_left and #gone < budget then
+    local aged = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', cutoff), 'BYSCORE', 'LIMIT', '0',
+      string.format('%d', budget - #gone))
+    if #aged > 0 then
+      redis.call('ZREM', ended_set, unpack(aged))
+      for _, job_id in ipairs(aged) do
+        gone[#gone + 1] = job_id
+      end
+    end
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
-  end
-  if #gone > 0 then
-    redis.call('ZREM', ended_set, unpack(gone))
   end
   return #gone
 end
