@@ -70,6 +70,11 @@
 //!   ([`Extra::Dedup`]), so every add opens a window and adds: the crate's
 //!   [`WorkQueue::add_deduplicated`], BullMQ's and bullmq-official's `deduplication: {
 //!   id, ttl: 60000 }`. Beside *8 workers, one job per call*, it shows what a window costs.
+//! - *8 workers, one job per call, 1,000 completed kept*: the same flow keeping the
+//!   newest 1,000 completed jobs on every side ([`Extra::Retain`]): the crate's queue
+//!   configured with [`Settings::keep_completed`], BullMQ's jobs with `removeOnComplete:
+//!   1000`, bullmq-official's with `RemoveOnFinish::Count(1000)`. Beside *8 workers, one
+//!   job per call*, it shows what a history costs.
 //!
 //! **Metrics off elsewhere.** The crate's queue keeps no metrics unless configured to,
 //! as the peers' defaults; every other cell (and the idle pickups) runs it so
@@ -133,7 +138,7 @@ use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 use redis_patterns::work_queue::{
-    Deduplication, Job, JobOptions, Limits, MAX_TAKE, Settings, Stop, WorkQueue, Worker,
+    Counts, Deduplication, Job, JobOptions, Limits, MAX_TAKE, Settings, Stop, WorkQueue, Worker,
 };
 use redis_patterns::{Batch, Op};
 
@@ -154,7 +159,7 @@ const PAYLOAD: &[u8; 100] = &[b'x'; 100];
 /// The throughput cells, in the table's order. A new cell is a line here (and, for a new
 /// flow, a field of [`Spec`] that [`crate_cell`], bench.mjs and the bullmq-official
 /// program read).
-const CELLS: [Spec; 8] = [
+const CELLS: [Spec; 9] = [
     Spec::concurrent(1, 1),
     Spec::concurrent(8, 1),
     Spec::concurrent(1, BATCH),
@@ -163,6 +168,7 @@ const CELLS: [Spec; 8] = [
     Spec::concurrent(8, 1).with(Extra::Limits),
     Spec::concurrent(8, 1).with(Extra::Metrics),
     Spec::concurrent(8, 1).with(Extra::Dedup),
+    Spec::concurrent(8, 1).with(Extra::Retain),
 ];
 
 /// One throughput cell: W producers and W workers (a connection each), `per` jobs per
@@ -190,6 +196,9 @@ enum Extra {
     Limits,
     /// Every job added under a deduplication id of its own, with a window of a minute.
     Dedup,
+    /// The newest 1,000 completed jobs kept on every side (BullMQ's
+    /// `removeOnComplete: 1000`; the crate's [`Settings::keep_completed`]).
+    Retain,
 }
 
 /// The groups the crate's jobs are spread over in the limits cell: job n in `g{n % 16}`.
@@ -225,6 +234,7 @@ impl Spec {
             "per": self.per, "jobs": jobs, "paused": self.paused,
             "metrics": self.extra == Extra::Metrics, "limits": self.extra == Extra::Limits,
             "dedup": self.extra == Extra::Dedup,
+            "retain": self.extra == Extra::Retain,
         })
     }
 
@@ -244,6 +254,7 @@ impl Spec {
             Extra::Metrics => format!("{flow}, metrics on"),
             Extra::Limits => format!("{flow}, limits on"),
             Extra::Dedup => format!("{flow}, deduplication windows"),
+            Extra::Retain => format!("{flow}, 1,000 completed kept"),
         }
     }
 }
@@ -424,7 +435,7 @@ async fn crate_produce(
                     .add_deduplicated(&id, PAYLOAD, JobOptions::new(), &window.unwrap())
                     .map(|_| Ok(()))
             }
-            Extra::None | Extra::Metrics => queue.add(&id, PAYLOAD).map(|_| Ok(())),
+            Extra::None | Extra::Metrics | Extra::Retain => queue.add(&id, PAYLOAD).map(|_| Ok(())),
         }
     };
     let mine: Vec<usize> = (p..flow.jobs).step_by(workers).collect();
@@ -467,6 +478,9 @@ fn crate_settings(extra: Extra) -> Settings {
     let ms = Duration::from_millis;
     match extra {
         Extra::None | Extra::Dedup => Settings::new(),
+        Extra::Retain => Settings::new()
+            .keep_completed(1_000, Duration::from_secs(86_400))
+            .unwrap(),
         Extra::Metrics => Settings::new().metrics_minutes(1440).unwrap(),
         Extra::Limits => {
             let group = Limits::new().concurrency(4).unwrap();
@@ -584,7 +598,15 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
         .unwrap_or(0);
     let adds_secs = last_add.saturating_sub(from) as f64 / 1e9;
     let counts = queue.counts().run(&mut probe).unwrap();
-    assert_eq!(counts, Default::default(), "every job was acked");
+    let kept = if extra == Extra::Retain { 1_000 } else { 0 };
+    let acked = Counts {
+        completed: kept.min(jobs as u64),
+        ..Counts::default()
+    };
+    assert_eq!(
+        counts, acked,
+        "every job was acked (and the newest 1,000 kept)"
+    );
     // From the add, or from the resume in a paused cell.
     let pickup_us = flow
         .added
@@ -1096,7 +1118,7 @@ fn main() {
         println!("{}", compare_row(&spec.label(), row, 1));
     }
     println!(
-        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency of a batch (10) and a bulk add of a batch in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack; limits on: limits that do not bind (the crate: 16 groups of at most 4 held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per 10 ms; the peers: global concurrency 64 and a limiter of 1,000 per 10 ms, no groups); metrics on: 1,440 minutes kept on every side, which the crate's other rows turn off; deduplication windows: each job added under a deduplication id of its own with a window of a minute, on every side)"
+        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency of a batch (10) and a bulk add of a batch in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack; limits on: limits that do not bind (the crate: 16 groups of at most 4 held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per 10 ms; the peers: global concurrency 64 and a limiter of 1,000 per 10 ms, no groups); metrics on: 1,440 minutes kept on every side, which the crate's other rows turn off; deduplication windows: each job added under a deduplication id of its own with a window of a minute, on every side; 1,000 completed kept: the newest 1,000 completed jobs kept, on every side)"
     );
 
     // Where the time went: the client's own CPU, and whether the producers or the

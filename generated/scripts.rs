@@ -10697,7 +10697,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "25d1bedcc92d0b89c31b8a39d1d7a339e8c90469",
+        sha1: "8b75adf5f937d39366db579f91d56d88a1f75575",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot.",
@@ -10758,7 +10758,7 @@ pub mod work_queue {
     #[doc = " completed jobs beyond the queue's count or age go; a job added with"]
     #[doc = " `remove_on_complete` goes at once instead (see `add.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `25d1bedcc92d0b89c31b8a39d1d7a339e8c90469`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `8b75adf5f937d39366db579f91d56d88a1f75575`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11253,11 +11253,11 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "8a179c738ee7807e446b520fdf26617f1e3f5f85",
+        sha1: "5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Changes the queue's settings that it is given, and keeps the others.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set\ncaps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,\nthe events cap, the results' bounds and group turns. They live in\n`jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and\n`take.lua` reads them on every call, so a worker deployed with other code applies the\nsame limits, and a change takes effect on the next `take`. Settings that an earlier\nversion wrote as text are read as before, and written again in the new form here\n(which earlier versions' scripts refuse with BAD_JOBS: upgrade every app first). An\nempty argument leaves its setting as it is: the merge happens here, in one call, so\ntwo operators who change different settings at the same moment both keep their change.\nUntil this runs the queue has no limits, keeps at most 10,000 dead jobs for at most\n180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end\njobs two hash commands each). With `completed_max` above 0, a job that ends well\nstays in `completed` with its record, when it started and finished and its result\n(see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);\nthe scripts that end jobs drop the oldest beyond either bound, a few per call, and\n`take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue\nrate starts its ring of start times anew (the old start times stay, at most 1,000,\nuntil a later ring overwrites them or the queue is deleted). A new\nmetrics window keeps the totals and the slots of the minutes it still covers (each\nslot names its minute, so one of another minute reads as 0); the slots beyond a\nsmaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 100 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set\ncaps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,\nthe events cap, the results' bounds and group turns. They live in\n`jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and\n`take.lua` reads them on every call, so a worker deployed with other code applies the\nsame limits, and a change takes effect on the next `take`. Settings that an earlier\nversion wrote as text are read as before, and written again in the new form here\n(which earlier versions' scripts refuse with BAD_JOBS: upgrade every app first). An\nempty argument leaves its setting as it is: the merge happens here, in one call, so\ntwo operators who change different settings at the same moment both keep their change.\nUntil this runs the queue has no limits, keeps at most 10,000 dead jobs for at most\n180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end\njobs two hash commands each). With `completed_max` above 0, a job that ends well\nstays in `completed` with its record, when it started and finished and its result\n(see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);\nthe scripts that end jobs drop the oldest beyond either bound, a few per call, and\n`take.lua` drops those beyond a lower bound set here, `limit` per call. Settings that\nkeep completed jobs are written in a form that earlier versions' scripts refuse with\nBAD_JOBS (upgrade every app first); the others, in the form they read. A new queue\nrate starts its ring of start times anew (the old start times stay, at most 1,000,\nuntil a later ring overwrites them or the queue is deleted). A new\nmetrics window keeps the totals and the slots of the minutes it still covers (each\nslot names its minute, so one of another minute reads as 0); the slots beyond a\nsmaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 100 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -11329,7 +11329,9 @@ pub mod work_queue {
     #[doc = " stays in `completed` with its record, when it started and finished and its result"]
     #[doc = " (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);"]
     #[doc = " the scripts that end jobs drop the oldest beyond either bound, a few per call, and"]
-    #[doc = " `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue"]
+    #[doc = " `take.lua` drops those beyond a lower bound set here, `limit` per call. Settings that"]
+    #[doc = " keep completed jobs are written in a form that earlier versions' scripts refuse with"]
+    #[doc = " BAD_JOBS (upgrade every app first); the others, in the form they read. A new queue"]
     #[doc = " rate starts its ring of start times anew (the old start times stay, at most 1,000,"]
     #[doc = " until a later ring overwrites them or the queue is deleted). A new"]
     #[doc = " metrics window keeps the totals and the slots of the minutes it still covers (each"]
@@ -11352,7 +11354,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `8a179c738ee7807e446b520fdf26617f1e3f5f85`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `5fc7b986b3995dce1baa9f0ad529f5f4939aeb05`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -12030,7 +12032,7 @@ pub mod work_queue {
     pub static LOG: crate::Script = crate::Script {
         name: "work_queue/log",
         path: "scripts/work_queue/log.lua",
-        sha1: "656f966c9db2017a086abc9b4ab3368528224421",
+        sha1: "668f233028d2c7daa0971cebe8f2261b5050d0a9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/log.lua")),
         flags: &[],
         summary: "Keeps a log line with a running job: `logs.lua` reads them, until the job ends.",
@@ -12069,7 +12071,7 @@ pub mod work_queue {
     #[doc = " removed; a job keeps its newest `keep` lines and at most 64 KiB of them (older lines"]
     #[doc = " are dropped, and a line is at most 4 KiB), whichever delivery wrote them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/log.lua` (`work_queue/log`, SHA1 `656f966c9db2017a086abc9b4ab3368528224421`)."]
+    #[doc = " Runs `scripts/work_queue/log.lua` (`work_queue/log`, SHA1 `668f233028d2c7daa0971cebe8f2261b5050d0a9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12458,7 +12460,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "d31ef95b790e1c8e9cf96c552fc826fba9d7de54",
+        sha1: "b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -12495,7 +12497,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `d31ef95b790e1c8e9cf96c552fc826fba9d7de54`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `b335adbf98e3028dcfe13dc51d00e27bcf5832b8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12528,7 +12530,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
+        sha1: "7ab7d64580f00e3046aa594a3ae216c46376ebfe",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -12573,7 +12575,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `bf7a6435dbb61b47f9b910ebcf575e2353dc54ae`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `7ab7d64580f00e3046aa594a3ae216c46376ebfe`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -13402,7 +13404,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "7168b739cb7454cc88400836890b9053a3c88520",
+        sha1: "6d72f83cff4af0deeef4a0ff1af1112b0895eab6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13529,7 +13531,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7168b739cb7454cc88400836890b9053a3c88520`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `6d72f83cff4af0deeef4a0ff1af1112b0895eab6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]

@@ -73,7 +73,8 @@ struct Side {
 
 impl Side {
     /// The scripts `sources` (add, take, ack) on queue `queue`; `settings`, when given,
-    /// configured on it first (this checkout's `configure`).
+    /// configured on it first (this checkout's `configure`: a base revision must read
+    /// what it writes).
     fn new(
         con: &mut redis::Connection,
         label: &str,
@@ -186,25 +187,26 @@ impl Side {
             .collect()
     }
 
-    /// `jobs` adds, pipelined.
-    fn add_jobs(&self, con: &mut redis::Connection, jobs: usize) {
+    /// `jobs` adds, pipelined, of ids that start with `batch` (ids never used before: a
+    /// queue that keeps completed jobs would take an old id for a duplicate).
+    fn add_jobs(&self, con: &mut redis::Connection, jobs: usize, batch: &str) {
         let mut adds = redis::pipe();
         for n in 0..jobs {
             adds.cmd("EVALSHA")
                 .arg(&self.add.sha1)
                 .arg(self.add.keys.len())
                 .arg(&self.add.keys)
-                .arg(self.add_args(&format!("j{n}")))
+                .arg(self.add_args(&format!("{batch}:{n}")))
                 .ignore();
         }
         adds.exec(con).unwrap();
     }
 
-    /// One round: µs per call of the adds, of the takes (each acking the job the one
+    /// Round `round`: µs per call of the adds, of the takes (each acking the job the one
     /// before took), and of acks on their own.
-    fn round(&self, con: &mut redis::Connection, jobs: usize) -> [f64; 3] {
+    fn round(&self, con: &mut redis::Connection, round: usize, jobs: usize) -> [f64; 3] {
         reset(con);
-        self.add_jobs(con, jobs);
+        self.add_jobs(con, jobs, &format!("{round}:taken"));
         let add_us = evalsha_us(con);
         reset(con);
         let mut held: Option<(String, String)> = None;
@@ -213,7 +215,7 @@ impl Side {
         }
         let take_us = evalsha_us(con);
         // Acks on their own: the jobs taken ten a call first, then acked one a call.
-        self.add_jobs(con, jobs);
+        self.add_jobs(con, jobs, &format!("{round}:acked"));
         let mut taken = Vec::new();
         loop {
             let more = self.take(con, 10, None);
@@ -263,27 +265,34 @@ pub fn compare(con: &mut redis::Connection, base: &str, rounds: usize, jobs: usi
     use redis_patterns::work_queue::Settings;
     use std::time::Duration;
     let now = [script::ADD.source, script::TAKE.source, script::ACK.source];
-    let keep = Settings::new()
-        .keep_completed(1_000, Duration::from_secs(86_400))
-        .unwrap();
     let then =
         ["add", "take", "ack"].map(|op| source_at(base, &format!("scripts/work_queue/{op}.lua")));
+    // Every side's queue configured (in the form every revision since 2ac4a10 reads: a
+    // dead-letter age of 179 days rather than the default 180 is a setting stored), so that
+    // each script reads and checks stored settings as a configured queue's do; the kept
+    // side's differ by what it keeps only.
+    let plain = Settings::new()
+        .dead_letters(10_000, Duration::from_secs(179 * 86_400))
+        .unwrap();
+    let keep = plain
+        .keep_completed(1_000, Duration::from_secs(86_400))
+        .unwrap();
     let sides = [
-        Side::new(con, "this checkout", now, "calls:now", None),
+        Side::new(con, "this checkout", now, "calls:now", Some(&plain)),
         Side::new(con, "keeping 1,000 done", now, "calls:kept", Some(&keep)),
         Side::new(
             con,
             base,
             [&then[0], &then[1], &then[2]],
             "calls:base",
-            None,
+            Some(&plain),
         ),
     ];
     let mut best = [[f64::INFINITY; 3]; 3];
     for round in 0..rounds {
         for k in 0..sides.len() {
             let i = (round + k) % sides.len();
-            let costs = sides[i].round(con, jobs);
+            let costs = sides[i].round(con, round, jobs);
             for (b, c) in best[i].iter_mut().zip(costs) {
                 *b = b.min(c);
             }

@@ -96,18 +96,19 @@ local function wake_workers(signal_key)
 end
 
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
--- queue's stored settings (#settings, read in the same call: see settings_of), and the
--- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
--- error reply when it is not held so. Reads only.
+-- queue's stored settings (#settings, read in the same call: see settings_of), the job's
+-- parent link (its P: field, false for none: see parent_of) and its own options (its o:
+-- field, false for none: see retry_of); nil and a LEASE_LOST error reply when it is not
+-- held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
-    'g:' .. job_id, '#settings', 'P:' .. job_id))
+  local state, held, group, stored, link, options = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id,
+    't:' .. job_id, 'g:' .. job_id, '#settings', 'P:' .. job_id, 'o:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored, link
+  return group, nil, stored, link, options
 end
 
 -- The rank of a job of `priority` behind every job of that priority now, or with `lifo`
@@ -229,7 +230,8 @@ end
 
 -- A held job that ended well at `at`, in a queue that keeps completed jobs: out of
 -- `leased_set`, and into `completed_set` (scored by `at`) with its record (state
--- completed, v: its `result` unless empty; no token), unless its own
+-- completed, v: its `result` unless empty, and an empty token, which no caller's token
+-- matches: one write instead of two), unless its own
 -- options (`options`, retry_of's) drop it at once. Whether it was kept; the caller trims
 -- the set.
 local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, result, options)
@@ -238,12 +240,11 @@ local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, re
     return false
   end
   redis.call('ZREM', leased_set, job_id)
-  redis.call('HDEL', jobs_hash, 't:' .. job_id)
   redis.call('ZADD', completed_set, string.format('%d', at), job_id)
   if result ~= '' then
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'v:' .. job_id, result)
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 't:' .. job_id, '', 'v:' .. job_id, result)
   else
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed')
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 't:' .. job_id, '')
   end
   return true
 end
@@ -325,8 +326,16 @@ end
 
 -- The settings `s` (as settings_of answers them) in the form configure.lua writes to
 -- #settings: a MessagePack array of the form's number, 3, then the fifteen settings in
--- the order of configure.lua's arguments, which one call unpacks.
+-- the order of configure.lua's arguments, which one call unpacks; while the two settings
+-- of completed jobs are at their defaults, the form 2 of the first thirteen, which the
+-- scripts of earlier versions read too.
 local function packed_settings(s)
+  local defaults = settings_of(false)
+  if s.completed_max == defaults.completed_max and s.completed_age == defaults.completed_age then
+    return cmsgpack.pack({ 2, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
+      s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
+      s.group_turns })
+  end
   return cmsgpack.pack({ 3, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
     s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
     s.group_turns, s.completed_max, s.completed_age })

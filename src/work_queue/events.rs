@@ -268,7 +268,9 @@ impl WorkQueue {
     /// Waits until job `id` ends, or `timeout` passed (`None`): it reads where the events
     /// stand, then the job's state (so an end before the call is seen), then follows the
     /// events. Needs the queue's events on ([`Settings::events`](super::Settings::events));
-    /// with them off it learns only an end before the call, and otherwise times out. For
+    /// with them off it learns only an end before the call that the job's record still
+    /// shows (a dead job, or a completed one while the queue
+    /// [keeps them](super::Settings::keep_completed)), and otherwise times out. For
     /// a wait that survives a reconnect, keep an [`Events`] and call
     /// [`Events::wait_for`] again with a new connection.
     pub fn wait_for_job(

@@ -23,7 +23,8 @@
 //   so no per-group limits as on the crate's side). With `metrics`, each Worker keeps
 //   per-minute metrics (`metrics: { maxDataPoints: 1440 }`, a day as the crate's). With
 //   `dedup`, job n is added under the deduplication id `d-<n>` with a window of a minute
-//   (`deduplication: { id, ttl: 60000 }`): every add opens a window and adds.
+//   (`deduplication: { id, ttl: 60000 }`): every add opens a window and adds. With
+//   `retain`, each job keeps the newest 1,000 completed jobs (`removeOnComplete: 1000`).
 // - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //   pause in [0, gapMs), add, wait until the job is completed, again.
 //
@@ -78,19 +79,21 @@ async function throughput({
   limits = false,
   metrics = false,
   dedup = false,
+  retain = false,
 }) {
-  const flow = { workers, per, paused, limits, metrics, dedup };
+  const flow = { workers, per, paused, limits, metrics, dedup, retain };
   if (warm > 0) await throughputOn(`${name}-warm`, { ...flow, jobs: warm });
   return throughputOn(name, { ...flow, jobs });
 }
 
-async function throughputOn(name, { workers, per, jobs, paused, limits, metrics, dedup }) {
+async function throughputOn(name, { workers, per, jobs, paused, limits, metrics, dedup, retain }) {
   // With `dedup`, each job is added under a deduplication id of its own with a window of
   // a minute (`deduplication: { id, ttl }`), so every add opens a window and adds.
   const optsOf = (n) => ({
     ...JOB_OPTS,
     jobId: `j-${n}`,
     ...(dedup ? { deduplication: { id: `d-${n}`, ttl: 60000 } } : {}),
+    ...(retain ? { removeOnComplete: 1000 } : {}),
   });
   const added = new Float64Array(jobs);
   const started = new Float64Array(jobs);

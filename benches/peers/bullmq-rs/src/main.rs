@@ -27,6 +27,8 @@
 //!   Worker keeps per-minute metrics (`MetricsOptions`, 1,440 data points). With
 //!   `dedup`, job n is added under the deduplication id `d-<n>` with a window of a
 //!   minute (`DeduplicationOptions { id, ttl }`): every add opens a window and adds.
+//!   With `retain`, each job keeps the newest 1,000 completed jobs
+//!   (`remove_on_complete(RemoveOnFinish::Count(1000))`).
 //! - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //!   pause in [0, gapMs), add, wait until the job is completed, again.
 //!
@@ -69,6 +71,8 @@ struct Cell {
     metrics: bool,
     /// Each job added under a deduplication id of its own, with a window of a minute.
     dedup: bool,
+    /// The newest 1,000 completed jobs kept.
+    retain: bool,
     pickups: usize,
     gap_ms: u64,
 }
@@ -78,10 +82,16 @@ fn data() -> Value {
     Value::String("x".repeat(98))
 }
 
-/// Every job's options: kept by nobody once finished, and the bench's own id.
-fn job_opts(n: usize, dedup: bool) -> JobOptions {
+/// Every job's options: kept by nobody once finished (or, with `retain`, among the newest
+/// 1,000 completed), and the bench's own id.
+fn job_opts(n: usize, dedup: bool, retain: bool) -> JobOptions {
+    let on_complete = if retain {
+        RemoveOnFinish::Count(1000)
+    } else {
+        RemoveOnFinish::Bool(true)
+    };
     let opts = JobOptions::new()
-        .remove_on_complete(RemoveOnFinish::Bool(true))
+        .remove_on_complete(on_complete)
         .remove_on_fail(RemoveOnFinish::Bool(true))
         .job_id(format!("j-{n}"));
     if !dedup {
@@ -237,7 +247,7 @@ async fn throughput_on(cell: &Cell, name: &str, jobs: usize) -> Value {
     let mut probe = probe(cell).await;
     // Producer p adds jobs p, p + workers, … one call at a time (`per` at a time with
     // add_bulk).
-    let dedup = cell.dedup;
+    let (dedup, retain) = (cell.dedup, cell.retain);
     let produce = |p: usize, queue: Queue| {
         let added = added.clone();
         async move {
@@ -246,13 +256,13 @@ async fn throughput_on(cell: &Cell, name: &str, jobs: usize) -> Value {
                 if let [n] = chunk {
                     queue
                         .add("j", data())
-                        .options(job_opts(*n, dedup))
+                        .options(job_opts(*n, dedup, retain))
                         .await
                         .expect("add");
                 } else {
                     let bulk = chunk
                         .iter()
-                        .map(|&n| BulkJob::with_options("j", data(), job_opts(n, dedup)))
+                        .map(|&n| BulkJob::with_options("j", data(), job_opts(n, dedup, retain)))
                         .collect();
                     queue.add_bulk(bulk).await.expect("add_bulk");
                 }
@@ -363,7 +373,7 @@ async fn pickup(cell: &Cell) -> Value {
         tokio::time::sleep(pause).await;
         queue
             .add("j", data())
-            .options(job_opts(n, false))
+            .options(job_opts(n, false, false))
             .await
             .expect("add");
         let added = Instant::now();
@@ -417,6 +427,7 @@ async fn main() {
         limits: v["limits"].as_bool().unwrap_or(false),
         metrics: v["metrics"].as_bool().unwrap_or(false),
         dedup: v["dedup"].as_bool().unwrap_or(false),
+        retain: v["retain"].as_bool().unwrap_or(false),
         pickups: num("pickups", 20) as usize,
         gap_ms: num("gapMs", 250),
     };

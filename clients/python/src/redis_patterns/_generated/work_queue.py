@@ -148,8 +148,8 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="f0813b53e03d3efc573afc4047f24a4dd493e489",
-    function="rp_v0_1_0_7f42de54733c__work_queue__ack",
+    sha1="8b75adf5f937d39366db579f91d56d88a1f75575",
+    function="rp_v0_1_0_9410510f431a__work_queue__ack",
     read_only=False,
     keys=(10, 10),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed"),
@@ -200,10 +200,11 @@ def ack(
     `add_flow.lua`), and with events on the parent's `waiting` follows the child's
     `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,
     BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state
-    'completed', b: when its last delivery was taken (when take.lua wrote it), f: when it
-    finished, v: its result; its payload, deliveries, group, last error, progress and logs
-    as they were. Then up to two of the oldest completed jobs beyond the queue's count or
-    age go; a job added with `remove_on_complete` goes at once instead (see `add.lua`).
+    'completed', b: when its last delivery was taken (when take.lua wrote it), v: its
+    result, and when it finished as its score in `completed`; its payload, deliveries,
+    group, last error, progress and logs as they were. Then up to two of the oldest
+    completed jobs beyond the queue's count or age go; a job added with
+    `remove_on_complete` goes at once instead (see `add.lua`).
 
     Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
@@ -261,7 +262,7 @@ ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
     sha1="18887404f7155598870d7d93d129be4ec48cbc20",
-    function="rp_v0_1_0_7f42de54733c__work_queue__add",
+    function="rp_v0_1_0_9410510f431a__work_queue__add",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns"),
@@ -407,7 +408,7 @@ ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
     sha1="c93534222d7886fa3368b12d4584dd6ef0c2d8c2",
-    function="rp_v0_1_0_7f42de54733c__work_queue__add_deduplicated",
+    function="rp_v0_1_0_9410510f431a__work_queue__add_deduplicated",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"),
@@ -564,7 +565,7 @@ ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
     sha1="155169f717c837b8a38f3955498d41ffe6788630",
-    function="rp_v0_1_0_7f42de54733c__work_queue__add_flow",
+    function="rp_v0_1_0_9410510f431a__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -661,8 +662,8 @@ def add_flow(
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
-    sha1="5954e3ffa953b6571c5b4571f752dc32658ec2bb",
-    function="rp_v0_1_0_7f42de54733c__work_queue__clean",
+    sha1="4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
+    function="rp_v0_1_0_9410510f431a__work_queue__clean",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
@@ -749,8 +750,8 @@ def clean(
 CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
-    sha1="8a179c738ee7807e446b520fdf26617f1e3f5f85",
-    function="rp_v0_1_0_7f42de54733c__work_queue__configure",
+    sha1="5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
+    function="rp_v0_1_0_9410510f431a__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -822,7 +823,9 @@ def configure(
     stays in `completed` with its record, when it started and finished and its result
     (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
     the scripts that end jobs drop the oldest beyond either bound, a few per call, and
-    `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+    `take.lua` drops those beyond a lower bound set here, `limit` per call. Settings that
+    keep completed jobs are written in a form that earlier versions' scripts refuse with
+    BAD_JOBS (upgrade every app first); the others, in the form they read. A new queue
     rate starts its ring of start times anew (the old start times stay, at most 1,000,
     until a later ring overwrites them or the queue is deleted). A new
     metrics window keeps the totals and the slots of the minutes it still covers (each
@@ -920,7 +923,7 @@ COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
     sha1="2b9dbdee076475f6723c37906359dfa5c8a60b00",
-    function="rp_v0_1_0_7f42de54733c__work_queue__counts",
+    function="rp_v0_1_0_9410510f431a__work_queue__counts",
     read_only=True,
     keys=(6, 6),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "completed"),
@@ -984,8 +987,8 @@ def counts(
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="6c3e80fe92da031f7bd28f1e03a9afbca4bf5b85",
-    function="rp_v0_1_0_7f42de54733c__work_queue__delete_queue",
+    sha1="4f1061c260d740004f35182b34ef076ed78314b3",
+    function="rp_v0_1_0_9410510f431a__work_queue__delete_queue",
     read_only=False,
     keys=(15, 15),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
@@ -1093,7 +1096,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_7f42de54733c__work_queue__due",
+    function="rp_v0_1_0_9410510f431a__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1167,7 +1170,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="2f38cc490f67e7d48e458930f79e1bbe45b11444",
-    function="rp_v0_1_0_7f42de54733c__work_queue__events",
+    function="rp_v0_1_0_9410510f431a__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1245,7 +1248,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_7f42de54733c__work_queue__extend",
+    function="rp_v0_1_0_9410510f431a__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1308,7 +1311,7 @@ FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
     sha1="a1514e5f2e92e3df91fee9ecd284eadcc031f594",
-    function="rp_v0_1_0_7f42de54733c__work_queue__fire",
+    function="rp_v0_1_0_9410510f431a__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1420,7 +1423,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="e05c8eef68b5791e2bbdf30727378a659515e1bc",
-    function="rp_v0_1_0_7f42de54733c__work_queue__job",
+    function="rp_v0_1_0_9410510f431a__work_queue__job",
     read_only=True,
     keys=(5, 5),
     key_names=("delayed", "leased", "dead", "jobs", "completed"),
@@ -1502,7 +1505,7 @@ LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
     sha1="411f5fcc2ea73108a2464f563c5c677a062b7d63",
-    function="rp_v0_1_0_7f42de54733c__work_queue__list",
+    function="rp_v0_1_0_9410510f431a__work_queue__list",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "completed"),
@@ -1592,7 +1595,7 @@ LOG = _rt.Script(
     "work_queue/log",
     path="scripts/work_queue/log.lua",
     sha1="668f233028d2c7daa0971cebe8f2261b5050d0a9",
-    function="rp_v0_1_0_7f42de54733c__work_queue__log",
+    function="rp_v0_1_0_9410510f431a__work_queue__log",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1660,7 +1663,7 @@ LOGS = _rt.Script(
     "work_queue/logs",
     path="scripts/work_queue/logs.lua",
     sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-    function="rp_v0_1_0_7f42de54733c__work_queue__logs",
+    function="rp_v0_1_0_9410510f431a__work_queue__logs",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1721,7 +1724,7 @@ METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
     sha1="1ee934ab3f8e98ca4099a5a98265645846e085e4",
-    function="rp_v0_1_0_7f42de54733c__work_queue__metrics",
+    function="rp_v0_1_0_9410510f431a__work_queue__metrics",
     read_only=True,
     keys=(8, 8),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed"),
@@ -1815,8 +1818,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="da5f47a8dcd9f220bc3cc3f90e36ccdb90e91828",
-    function="rp_v0_1_0_7f42de54733c__work_queue__nack",
+    sha1="a84c23dc74f6c32cf772705a16d14d0929f4a8fa",
+    function="rp_v0_1_0_9410510f431a__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1932,7 +1935,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_7f42de54733c__work_queue__pause",
+    function="rp_v0_1_0_9410510f431a__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1984,7 +1987,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_7f42de54733c__work_queue__paused",
+    function="rp_v0_1_0_9410510f431a__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2032,7 +2035,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-    function="rp_v0_1_0_7f42de54733c__work_queue__progress",
+    function="rp_v0_1_0_9410510f431a__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -2103,7 +2106,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-    function="rp_v0_1_0_7f42de54733c__work_queue__rate_limit_group",
+    function="rp_v0_1_0_9410510f431a__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -2190,8 +2193,8 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="2c1e4b642f8709aaf13013e3ed67461a6d7d1cea",
-    function="rp_v0_1_0_7f42de54733c__work_queue__remove",
+    sha1="a693031883a71b9e6325c884a3535bb540453850",
+    function="rp_v0_1_0_9410510f431a__work_queue__remove",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
@@ -2264,7 +2267,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_7f42de54733c__work_queue__remove_schedule",
+    function="rp_v0_1_0_9410510f431a__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2317,7 +2320,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="9fe634bd87d7c540314b46da09c3e24db758b264",
-    function="rp_v0_1_0_7f42de54733c__work_queue__requeue",
+    function="rp_v0_1_0_9410510f431a__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2388,7 +2391,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_7f42de54733c__work_queue__result",
+    function="rp_v0_1_0_9410510f431a__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2445,7 +2448,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_7f42de54733c__work_queue__resume",
+    function="rp_v0_1_0_9410510f431a__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2497,7 +2500,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="850a48c90a6a6658b91c327d5bdadbf184314092",
-    function="rp_v0_1_0_7f42de54733c__work_queue__retry_dead",
+    function="rp_v0_1_0_9410510f431a__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2567,7 +2570,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_7f42de54733c__work_queue__schedule",
+    function="rp_v0_1_0_9410510f431a__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2629,7 +2632,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="e5ea8a34ec38d86b666d4dc7102092261597493c",
-    function="rp_v0_1_0_7f42de54733c__work_queue__schedules",
+    function="rp_v0_1_0_9410510f431a__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2696,7 +2699,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
-    function="rp_v0_1_0_7f42de54733c__work_queue__set_delay",
+    function="rp_v0_1_0_9410510f431a__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2775,7 +2778,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-    function="rp_v0_1_0_7f42de54733c__work_queue__set_priority",
+    function="rp_v0_1_0_9410510f431a__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2845,7 +2848,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-    function="rp_v0_1_0_7f42de54733c__work_queue__set_schedule",
+    function="rp_v0_1_0_9410510f431a__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2967,7 +2970,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="784a893c16a7b8524f34d72e12f9a9608a7135b1",
-    function="rp_v0_1_0_7f42de54733c__work_queue__settings",
+    function="rp_v0_1_0_9410510f431a__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -3019,8 +3022,8 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="5291e770b3f0b4b29f681a75232ae1c61bc75dc6",
-    function="rp_v0_1_0_7f42de54733c__work_queue__take",
+    sha1="6d72f83cff4af0deeef4a0ff1af1112b0895eab6",
+    function="rp_v0_1_0_9410510f431a__work_queue__take",
     read_only=False,
     keys=(15, 15),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
@@ -3247,10 +3250,11 @@ class WorkQueue:
         `add_flow.lua`), and with events on the parent's `waiting` follows the child's
         `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,
         BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state
-        'completed', b: when its last delivery was taken (when take.lua wrote it), f: when it
-        finished, v: its result; its payload, deliveries, group, last error, progress and logs
-        as they were. Then up to two of the oldest completed jobs beyond the queue's count or
-        age go; a job added with `remove_on_complete` goes at once instead (see `add.lua`).
+        'completed', b: when its last delivery was taken (when take.lua wrote it), v: its
+        result, and when it finished as its score in `completed`; its payload, deliveries,
+        group, last error, progress and logs as they were. Then up to two of the oldest
+        completed jobs beyond the queue's count or age go; a job added with
+        `remove_on_complete` goes at once instead (see `add.lua`).
 
         Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
@@ -3744,7 +3748,9 @@ class WorkQueue:
         stays in `completed` with its record, when it started and finished and its result
         (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
         the scripts that end jobs drop the oldest beyond either bound, a few per call, and
-        `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+        `take.lua` drops those beyond a lower bound set here, `limit` per call. Settings that
+        keep completed jobs are written in a form that earlier versions' scripts refuse with
+        BAD_JOBS (upgrade every app first); the others, in the form they read. A new queue
         rate starts its ring of start times anew (the old start times stay, at most 1,000,
         until a later ring overwrites them or the queue is deleted). A new
         metrics window keeps the totals and the slots of the minutes it still covers (each

@@ -136,7 +136,7 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'f:' .. job_id, 'v:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
 end
 -- A job's own options, `stored` as add.lua writes them in its o: field:
 -- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
@@ -317,20 +317,35 @@ local function count_ends(jobs_hash, m, completed, failed, died)
     m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
 end
 -- Drops up to `budget` jobs of `ended_set` (dead or completed, scored by when they
--- ended), oldest first: those ended longer than `max_age` ms before `at`, then those
--- beyond the newest `max_count`; how many went.
-local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
-    string.format('%d', budget))
-  local over = redis.call('ZCARD', ended_set) - #gone - max_count
-  if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', ended_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
+-- ended), oldest first: those beyond the newest `max_count`, then those ended longer than
+-- `max_age` ms before `at`; how many went. `card`, when the caller knows it, is how many
+-- the set holds (else it is read).
+local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget, card)
+  local cutoff = at - max_age
+  local over = math.min((card or redis.call('ZCARD', ended_set)) - max_count, budget)
+  local gone = {}
+  -- Whether the oldest left may be past the age: not when a job popped (older than any
+  -- left) is not.
+  local aged_left = true
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', ended_set, string.format('%d', over))
+    for i = 1, #popped, 2 do
+      gone[#gone + 1] = popped[i]
+    end
+    aged_left = tonumber(popped[#popped]) <= cutoff
+  end
+  if aged_left and #gone < budget then
+    local aged = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', cutoff), 'BYSCORE', 'LIMIT', '0',
+      string.format('%d', budget - #gone))
+    if #aged > 0 then
+      redis.call('ZREM', ended_set, unpack(aged))
+      for _, job_id in ipairs(aged) do
+        gone[#gone + 1] = job_id
+      end
+    end
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
-  end
-  if #gone > 0 then
-    redis.call('ZREM', ended_set, unpack(gone))
   end
   return #gone
 end

@@ -213,7 +213,7 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'f:' .. job_id, 'v:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
 end
 -- A job's own options, `stored` as add.lua writes them in its o: field:
 -- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
@@ -251,23 +251,24 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- A held job that ended well at `at`, in a queue that keeps completed jobs: out of
--- `leased_set`, and into `completed_set` with its record (state completed, f: when it
--- finished, v: its `result` unless empty; no token), unless its own
--- options (`options`, retry_of's) drop it at once. The caller trims the set.
+-- `leased_set`, and into `completed_set` (scored by `at`) with its record (state
+-- completed, v: its `result` unless empty, and an empty token, which no caller's token
+-- matches: one write instead of two), unless its own
+-- options (`options`, retry_of's) drop it at once. Whether it was kept; the caller trims
+-- the set.
 local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, result, options)
   if options and options.drop_completed then
     forget_job(leased_set, jobs_hash, job_id)
-    return
+    return false
   end
   redis.call('ZREM', leased_set, job_id)
-  redis.call('HDEL', jobs_hash, 't:' .. job_id)
-  local at_text = string.format('%d', at)
-  redis.call('ZADD', completed_set, at_text, job_id)
+  redis.call('ZADD', completed_set, string.format('%d', at), job_id)
   if result ~= '' then
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'f:' .. job_id, at_text, 'v:' .. job_id, result)
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 't:' .. job_id, '', 'v:' .. job_id, result)
   else
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'f:' .. job_id, at_text)
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 't:' .. job_id, '')
   end
+  return true
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -401,20 +402,35 @@ local function count_ends(jobs_hash, m, completed, failed, died)
     m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
 end
 -- Drops up to `budget` jobs of `ended_set` (dead or completed, scored by when they
--- ended), oldest first: those ended longer than `max_age` ms before `at`, then those
--- beyond the newest `max_count`; how many went.
-local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
-    string.format('%d', budget))
-  local over = redis.call('ZCARD', ended_set) - #gone - max_count
-  if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', ended_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
+-- ended), oldest first: those beyond the newest `max_count`, then those ended longer than
+-- `max_age` ms before `at`; how many went. `card`, when the caller knows it, is how many
+-- the set holds (else it is read).
+local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget, card)
+  local cutoff = at - max_age
+  local over = math.min((card or redis.call('ZCARD', ended_set)) - max_count, budget)
+  local gone = {}
+  -- Whether the oldest left may be past the age: not when a job popped (older than any
+  -- left) is not.
+  local aged_left = true
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', ended_set, string.format('%d', over))
+    for i = 1, #popped, 2 do
+      gone[#gone + 1] = popped[i]
+    end
+    aged_left = tonumber(popped[#popped]) <= cutoff
+  end
+  if aged_left and #gone < budget then
+    local aged = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', cutoff), 'BYSCORE', 'LIMIT', '0',
+      string.format('%d', budget - #gone))
+    if #aged > 0 then
+      redis.call('ZREM', ended_set, unpack(aged))
+      for _, job_id in ipairs(aged) do
+        gone[#gone + 1] = job_id
+      end
+    end
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
-  end
-  if #gone > 0 then
-    redis.call('ZREM', ended_set, unpack(gone))
   end
   return #gone
 end
@@ -673,10 +689,12 @@ local function lease_job(id, delivery)
   return held, deadline
 end
 -- Ends acked job `id` (`options` its own, as retry_of reads them): kept in `completed`
--- with `result` while the queue keeps completed jobs, else dropped.
+-- with `result` while the queue keeps completed jobs (counted in cards), else dropped.
 local function end_acked(id, result, options)
   if keep then
-    complete_job(leased, completed, jobs, id, now, result, options)
+    if complete_job(leased, completed, jobs, id, now, result, options) then
+      cards[completed] = cards[completed] + 1
+    end
   else
     forget_job(leased, jobs, id)
   end
@@ -728,8 +746,8 @@ if not paused and not groups_used and not extras_used and group_concurrency == 0
     for _, id in ipairs(acked) do
       end_acked(id, '', acked_options[id])
     end
-    if cards[completed] + #acked > 0 then
-      trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, limit)
+    if cards[completed] > 0 then
+      trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, limit, cards[completed])
     end
     local taken = {}
     for i, id in ipairs(heads) do
@@ -1615,8 +1633,9 @@ count_ends(jobs, metrics, #finished, lapses, deaths)
 if cards[dead] + deaths > 0 then
   trim_ended(dead, jobs, now, settings.dead_max, settings.dead_age, limit)
 end
-if cards[completed] + (keep and #finished or 0) > 0 then
-  trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, limit)
+-- The completed jobs kept, those acked here counted (end_acked).
+if cards[completed] > 0 then
+  trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, limit, cards[completed])
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
