@@ -50,7 +50,7 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
---- @uses add_job turn_plan wait_turn emit
+--- @uses add_job turn_plan wait_turn emit retry_text
 --- @default attempts 0          JobOptions::new: the caller's max_deliveries
 --- @default backoff worker       JobOptions::new: the caller's delay
 --- @default backoff_delay 0      JobOptions::new: none
@@ -108,6 +108,16 @@ local function next_rank(jobs_hash, job_priority, lifo)
     seq = -seq
   end
   return (255 - job_priority) * 10000000000000 + 5000000000000 + seq
+end
+-- The retry options add.lua stores for a job (its o: field, as retry_of reads it) from
+-- its arguments, checked by the caller: false when the job keeps the caller's.
+local function retry_text(job_attempts, job_backoff, job_backoff_delay, job_backoff_max)
+  if job_attempts == 0 and job_backoff == 'worker' then
+    return false
+  end
+  local kinds = { worker = 'w', none = 'f', fixed = 'f', exponential = 'e' }
+  local first = job_backoff == 'none' and 0 or job_backoff_delay
+  return string.format('%d %s %d %d', job_attempts, kinds[job_backoff], first, job_backoff_max)
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -380,13 +390,7 @@ local turn, bad_turn, settings = turn_plan(jobs, turns, group)
 if turn == nil then
   return bad_turn
 end
--- The job's own retry options, as retry_of reads them; none when it keeps the caller's.
-local retry = false
-if attempts > 0 or backoff ~= 'worker' then
-  local kinds = { worker = 'w', none = 'f', fixed = 'f', exponential = 'e' }
-  local first = backoff == 'none' and 0 or backoff_delay
-  retry = string.format('%d %s %d %d', attempts, kinds[backoff], first, backoff_max)
-end
+local retry = retry_text(attempts, backoff, backoff_delay, backoff_max)
 local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings, retry,
   lifo)
 if not added then

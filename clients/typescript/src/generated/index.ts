@@ -130,13 +130,13 @@ export { WorkQueue } from "./work_queue.js";
 export const VERSION = "0.1.0";
 
 /** The Redis Functions library of these scripts (`functions.lua`), as Redis names it. */
-export const LIBRARY = "redis_patterns_v0_1_0_3cf7f6bf1169";
+export const LIBRARY = "redis_patterns_v0_1_0_e5d4e85bd895";
 
 /**
  * The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that agree
  * on it call the same scripts with the same contracts.
  */
-export const MANIFEST_SHA1 = "75a5405ac8fb60e91d436bbeaabcbcffde216c44";
+export const MANIFEST_SHA1 = "d3640f9d7008452142dea5659ab4d3a4baef5e00";
 
 /** Every script, sorted by name. */
 export const SCRIPTS: readonly Script[] = [
