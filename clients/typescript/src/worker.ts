@@ -601,10 +601,18 @@ export class Worker {
       blocking.on("error", () => {}); // met by the loop's retries
       return blocking;
     }, this.functions);
-    /** A wait for work on `waits`; a failure that passes renews the loop's client too (a demoted server's). */
+    // The two connections go together: a failure that passes on either (a demoted
+    // server's) renews both, so that neither stays on a server the loop has left.
+    /** A wait for work on `waits`. */
     const runWait = async (op: Op): Promise<unknown> => {
       const answer = await waits.run(op);
       if (answer instanceof Failed && isTransient(answer.error)) link.close();
+      return answer;
+    };
+    /** A call of the loop's (take, ack, nack, CONFIG GET) on `link`. */
+    const runCall = async (op: Op): Promise<unknown> => {
+      const answer = await link.run(op);
+      if (answer instanceof Failed && isTransient(answer.error)) waits.close();
       return answer;
     };
     const renewFrom = this.#renewFrom ?? connectionOf(main);
@@ -674,7 +682,7 @@ export class Worker {
         handOver();
         const step = working.step();
         if (step.kind === "run") {
-          working.feed(await Promise.race([link.run(step.op), threadError]));
+          working.feed(await Promise.race([runCall(step.op), threadError]));
         } else if (step.kind === "wait") {
           if (running.size === 0 || signal.aborted) {
             working.feed(await runWait(step.op));

@@ -6,15 +6,39 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { after, before, beforeEach } from "node:test";
+import { type TestContext, after, before, beforeEach } from "node:test";
 
 import { Redis, type RedisOptions } from "ioredis";
 
 export const BINARY = process.env["REDIS_SERVER_BIN"] ?? "redis-server";
+
+/** The processes this test process started and that still run. */
+const started = new Set<ChildProcess>();
+
+function killStarted(): void {
+  for (const child of started) child.kill("SIGKILL");
+}
+
+// However this process ends (an exit, a failed hook, or the runner's SIGTERM when a file
+// runs past --test-timeout), the servers and workers it started end with it.
+process.once("exit", killStarted);
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.once(signal, () => {
+    killStarted();
+    process.exit(128 + constants.signals[signal]);
+  });
+}
+
+/** Kills `child` (SIGKILL) when this test process ends, if it still runs then. */
+export function killOnExit(child: ChildProcess): ChildProcess {
+  started.add(child);
+  child.once("exit", () => started.delete(child));
+  return child;
+}
 
 /** A port nobody listens on, as the kernel hands one out. */
 export async function freePort(): Promise<number> {
@@ -70,8 +94,7 @@ export class Server {
         { cwd: dir, stdio: "ignore" },
       );
       const server = new Server(port, dir, child);
-      // A test process that ends without stopping it (a failed hook) takes it along.
-      process.once("exit", () => child.kill("SIGKILL"));
+      killOnExit(child);
       try {
         await poll(() => server.answers(), "redis-server", 10);
         return server;
@@ -204,4 +227,20 @@ export async function serverMs(client: Redis): Promise<number> {
 export async function blockedIn(client: Redis, command: string): Promise<number> {
   const listed = String(await client.client("LIST")).split("\n");
   return listed.filter((line) => line.includes(` cmd=${command} `) && / flags=[a-zA-Z]*b/.test(line)).length;
+}
+
+/** How many clients of `client`'s server last ran `command` (lower case), blocked in it or not. */
+export async function clientsIn(client: Redis, command: string): Promise<number> {
+  const listed = String(await client.client("LIST")).split("\n");
+  return listed.filter((line) => line.includes(` cmd=${command} `)).length;
+}
+
+/**
+ * A stop for the loops (workers, schedulers) a test starts: aborted when the test ends,
+ * passed or failed, so that a failed test leaves none running (its process would not end).
+ */
+export function stopAfter(t: TestContext): AbortController {
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  return stop;
 }
