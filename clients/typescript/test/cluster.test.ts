@@ -11,7 +11,7 @@ import { after, before, test } from "node:test";
 import { Cluster } from "ioredis";
 
 import { Batch, Counter, FixedLengthQueue, InvalidInput, WorkQueue, Worker } from "../src/index.js";
-import { ClusterServers, poll } from "./server.js";
+import { ClusterServers, poll, stopAfter } from "./server.js";
 
 let servers: ClusterServers;
 let cluster: Cluster;
@@ -66,12 +66,12 @@ test("a batch over several slots is refused before any I/O", async () => {
   assert.equal(await cluster.exists("{a}:q"), 0);
 });
 
-test("workers drain a queue on a cluster, through the Functions library, renewing on the cluster", async () => {
+test("workers drain a queue on a cluster, through the Functions library, renewing on the cluster", async (t) => {
   const queue = new WorkQueue("clustered");
   const ids = Array.from({ length: 20 }, (_, i) => `job-${i}`);
   for (const id of ids) await queue.add(id, id, 0, 0, "").run(cluster);
   const seen: string[] = [];
-  const stop = new AbortController();
+  const stop = stopAfter(t);
   const worker = new Worker(queue, { poll: 20, lease: 900, functions: true, concurrency: 3 });
   let deadlineLeft = 0;
   const clients = [cluster.duplicate(), cluster.duplicate()];

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import type { Redis } from "ioredis";
 
 import { InvalidInput, type ScheduleReport, Scheduler, WorkQueue, cronTimes, workQueue } from "../src/index.js";
-import { Server, blockedIn, poll, serve, serverMs } from "./server.js";
+import { Server, blockedIn, poll, serve, serverMs, stopAfter } from "./server.js";
 
 let server: Server;
 let r: Redis;
@@ -31,9 +31,9 @@ async function jobIds(queue: string): Promise<string[]> {
 }
 
 
-test("three schedulers add each run once", async () => {
+test("three schedulers add each run once", async (t) => {
   await every("ticks", "tick", 50);
-  const stop = new AbortController();
+  const stop = stopAfter(t);
   const runs = [0, 1, 2].map(() => new Scheduler("ticks").run(server.client(), stop.signal));
   await poll(async () => (await jobIds("ticks")).length >= 8, "eight runs");
   stop.abort();
@@ -50,8 +50,8 @@ test("three schedulers add each run once", async () => {
   assert.ok(reports.every((rep) => rep.reconnects === 0 && rep.serverRetries === 0), JSON.stringify(reports));
 });
 
-test("a sleeping scheduler wakes when a schedule is set, and a stop ends its sleep at once", async () => {
-  const stop = new AbortController();
+test("a sleeping scheduler wakes when a schedule is set, and a stop ends its sleep at once", async (t) => {
+  const stop = stopAfter(t);
   // Nothing due and nothing scheduled: it sleeps a minute.
   const run = new Scheduler("wake", { maxWait: 60_000 }).run(server.client(), stop.signal);
   await poll(async () => (await blockedIn(r, "xread")) === 1, "the scheduler to sleep");

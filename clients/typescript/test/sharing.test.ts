@@ -19,7 +19,7 @@ import { after, before, test } from "node:test";
 import type { Redis } from "ioredis";
 
 import { Bloom, Leaderboard, RateLimiter, Semaphore, Session, WorkQueue, Worker } from "../src/index.js";
-import { Server, poll } from "./server.js";
+import { Server, killOnExit, poll, stopAfter } from "./server.js";
 
 const ROOT = new URL("../../../../", import.meta.url);
 const VENV = process.env["REDIS_PATTERNS_PY_VENV"] ?? new URL("target/python-client", ROOT).pathname;
@@ -36,7 +36,7 @@ class Python {
   readonly #answers: ((line: string) => void)[] = [];
 
   constructor(port: number) {
-    this.child = spawn(PYTHON, [PROGRAM, `redis://127.0.0.1:${port}/0`], { stdio: ["pipe", "pipe", "inherit"] });
+    this.child = killOnExit(spawn(PYTHON, [PROGRAM, `redis://127.0.0.1:${port}/0`], { stdio: ["pipe", "pipe", "inherit"] }));
     createInterface({ input: this.child.stdout! }).on("line", (line) => this.#answers.shift()?.(line));
   }
 
@@ -124,7 +124,7 @@ test("rate limits, a Bloom filter and sessions name the same keys and share stat
   assert.deepEqual(read["data"], { theme: "dark" });
 });
 
-test("a Python worker and a TypeScript worker share one queue: each job handled and acked once", { skip }, async () => {
+test("a Python worker and a TypeScript worker share one queue: each job handled and acked once", { skip }, async (t) => {
   const name = "shared";
   const ids = Array.from({ length: 40 }, (_, i) => `job-${i}`);
   const added = await python.ask({ do: "work_queue_add", name, jobs: Object.fromEntries(ids.slice(0, 20).map((id) => [id, id])) });
@@ -133,8 +133,13 @@ test("a Python worker and a TypeScript worker share one queue: each job handled 
   for (const id of ids.slice(20)) await queue.add(id, id, 0, 0, "").run(r);
   const first = `{${name}}:test:first`;
   await python.ask({ do: "work_queue_work", name, together: 2, first });
+  // A failed test stops the Python worker too: its process ends only once it has.
+  let theirs: Record<string, unknown> | null = null;
+  t.after(async () => {
+    if (theirs === null) await python.ask({ do: "work_queue_stop", name }).catch(() => {});
+  });
   const handled: string[] = [];
-  const stop = new AbortController();
+  const stop = stopAfter(t);
   const run = new Worker(name, { poll: 50 }).run(
     server.client(),
     async (job) => {
@@ -151,7 +156,7 @@ test("a Python worker and a TypeScript worker share one queue: each job handled 
   await poll(async () => (await queue.counts().run(r)).slice(0, 4).every((n) => n === 0), "the queue to drain", 60);
   stop.abort();
   const report = await run;
-  const theirs = await python.ask({ do: "work_queue_stop", name });
+  theirs = await python.ask({ do: "work_queue_stop", name });
   const all = [...handled, ...(theirs["handled"] as string[])].sort();
   assert.deepEqual(all, [...ids].sort());
   assert.ok(handled.length > 0 && (theirs["handled"] as string[]).length > 0);

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import type { Redis } from "ioredis";
 
 import { Backoff, Unrecoverable, WorkQueue, Worker, type WorkReport, workQueue } from "../src/index.js";
-import { Server, blockedIn, poll, serve, serverMs } from "./server.js";
+import { Server, blockedIn, poll, serve, serverMs, stopAfter } from "./server.js";
 
 let server: Server;
 let r: Redis;
@@ -37,11 +37,11 @@ async function pending(name: string): Promise<number> {
 }
 
 
-test("N workers of concurrency M drain a queue: every job handled and acked once", async () => {
+test("N workers of concurrency M drain a queue: every job handled and acked once", async (t) => {
   const ids = Array.from({ length: 150 }, (_, i) => `job-${i}`);
   await add("mail", ...ids);
   const seen = new Map<string, number>();
-  const stop = new AbortController();
+  const stop = stopAfter(t);
   const handler = async (job: { id: string; payload: Buffer }): Promise<string> => {
     seen.set(job.id, (seen.get(job.id) ?? 0) + 1);
     assert.equal(job.payload.toString(), job.id);
@@ -64,22 +64,25 @@ test("N workers of concurrency M drain a queue: every job handled and acked once
   assert.equal(await pending("mail"), 0);
 });
 
-test("renewals keep a job whose handler keeps the event loop busy past its lease", async () => {
+test("renewals keep a job whose handler keeps the event loop busy past its lease", async (t) => {
   await add("busy", "long");
-  const stop = new AbortController();
+  const stop = stopAfter(t);
   let deadlineLeft = 0;
   const worker = new Worker("busy", { lease: 600, poll: 20 });
   const report = await worker.run(
     server.client(),
     async (job) => {
-      // Three leases of CPU work: this thread runs no timer meanwhile.
-      const until = Date.now() + 1800;
-      while (Date.now() < until) {
-        /* busy */
+      try {
+        // Three leases of CPU work: this thread runs no timer meanwhile.
+        const until = Date.now() + 1800;
+        while (Date.now() < until) {
+          /* busy */
+        }
+        const deadline = Number(await r.zscore(workQueue.KEY_LEASED.build({ name: "busy" }), job.id));
+        deadlineLeft = deadline - (await serverMs(r));
+      } finally {
+        stop.abort();
       }
-      const deadline = Number(await r.zscore(workQueue.KEY_LEASED.build({ name: "busy" }), job.id));
-      deadlineLeft = deadline - (await serverMs(r));
-      stop.abort();
     },
     stop.signal,
   );
@@ -89,10 +92,10 @@ test("renewals keep a job whose handler keeps the event loop busy past its lease
   assert.equal(await pending("busy"), 0);
 });
 
-test("a failing job is retried then dead; an unrecoverable one is dead at once", async () => {
+test("a failing job is retried then dead; an unrecoverable one is dead at once", async (t) => {
   await add("flaky", "fail", "never", "ok");
   const deliveries = new Map<string, number[]>();
-  const stop = new AbortController();
+  const stop = stopAfter(t);
   const worker = new Worker("flaky", { maxDeliveries: 2, backoff: Backoff.fixed(10), poll: 10 });
   const run = worker.run(
     server.client(),
@@ -113,8 +116,8 @@ test("a failing job is retried then dead; an unrecoverable one is dead at once",
   assert.deepEqual(dead.sort(), ["fail", "never"]);
 });
 
-test("an idle worker wakes on an added job, and a stop ends a long wait at once", async () => {
-  const stop = new AbortController();
+test("an idle worker wakes on an added job, and a stop ends a long wait at once", async (t) => {
+  const stop = stopAfter(t);
   const handled: string[] = [];
   // A poll of a minute: only the signal key can wake it in time.
   const run = new Worker("idle", { poll: 60_000 }).run(server.client(), (job) => void handled.push(job.id), stop.signal);
@@ -137,22 +140,27 @@ test("bad settings are refused before any I/O", () => {
   assert.throws(() => new Worker("", {}), (err: Error) => (err as { code?: string }).code === "BAD_KEYS");
 });
 
-test("jobs taken in one call are renewed each on its own: one that ends stops none of the others", async () => {
+test("jobs taken in one call are renewed each on its own: one that ends stops none of the others", async (t) => {
   // The jobs of one take share a lease token (`<token>:1`): renewals know a job by its id too.
   await add("batch", "quick", "slow-1", "slow-2");
-  const stop = new AbortController();
+  const stop = stopAfter(t);
   const deadlines: number[] = [];
   const worker = new Worker("batch", { lease: 600, concurrency: 3, poll: 20 });
   let ended = 0;
   const report = await worker.run(
     server.client(),
     async (job) => {
-      if (job.id !== "quick") {
-        await new Promise((resolve) => setTimeout(resolve, 1_800)); // three leases
-        const deadline = Number(await r.zscore(workQueue.KEY_LEASED.build({ name: "batch" }), job.id));
-        deadlines.push(deadline - (await serverMs(r)));
+      try {
+        if (job.id !== "quick") {
+          // Until the server's clock is two leases past the lease the job was taken with:
+          // only renewals keep it now.
+          await poll(async () => (await serverMs(r)) > job.deadlineMs + 2 * 600, "two leases to pass");
+          const deadline = Number(await r.zscore(workQueue.KEY_LEASED.build({ name: "batch" }), job.id));
+          deadlines.push(deadline - (await serverMs(r)));
+        }
+      } finally {
+        if (++ended === 3) stop.abort();
       }
-      if (++ended === 3) stop.abort();
     },
     stop.signal,
   );
