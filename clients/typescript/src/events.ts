@@ -13,24 +13,43 @@
 
 import type { Redis } from "ioredis";
 
-import { EVENTS, KEY_EVENTS, WorkQueue } from "./generated/work_queue.js";
+import { UnexpectedReply } from "./errors.js";
+import { EVENTS, KEY_EVENTS, LOG, WorkQueue } from "./generated/work_queue.js";
 import type { Client } from "./runtime.js";
 import { MAX_BLOCK_MS } from "./wait.js";
 
 /** The most events one read answers: `work_queue/events`'s bound. */
 export const MAX_EVENTS_READ = Number(EVENTS.param("count").high ?? 1n);
 
+/** What happened to a job, as the queue's scripts write it (see `EventKind`). */
+export const EVENT_KINDS = ["added", "waiting", "active", "stalled", "completed", "failed", "dead", "retried", "progress"] as const;
+
 /**
- * One entry of a queue's events: its stream id, what happened (`completed`, `failed`,
- * `dead`, `retried`, `progress`), the job's id, and the error of a `failed` or `dead` event
- * or the report of a `progress` one.
+ * What happened to a job: `added` (its detail the state it was added in: `waiting`,
+ * `delayed` or `parked`), `waiting` (ready to be taken: a delayed job come due, or a flow's
+ * parent whose children ended), `active` (taken, its detail the delivery count: `1` the
+ * first time), `stalled` (its lease ran out before its worker ended it; it waits to be taken
+ * again, its detail `lease ran out`; on its last delivery it is `dead` instead),
+ * `completed` (acked), `failed` (a delivery failed and the job is retried; its detail the
+ * error), `dead` (failed for good; its detail the last error), `retried` (a dead job put
+ * back to waiting), `progress` (its detail the worker's report).
  */
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+function isEventKind(kind: string): kind is EventKind {
+  return (EVENT_KINDS as readonly string[]).includes(kind);
+}
+
+/** One entry of a queue's events: its stream id, what happened, the job's id, and the event's detail ('' for none). */
 export interface Event {
   readonly id: string;
-  readonly kind: string;
+  readonly kind: EventKind;
   readonly job: string;
   readonly detail: Buffer;
 }
+
+/** The most lines a job's log keeps (`work_queue/log`'s bound on `keep`). */
+export const MAX_LOG_LINES = Number(LOG.param("keep").high ?? 1n);
 
 /**
  * How a job ended: `completed` (acked, with its `result` if one is kept), `dead` (failed
@@ -78,7 +97,10 @@ export class Events {
     if (page === null) return [];
     const [lost, , rows] = page;
     this.#lost ||= lost;
-    const events = rows.map(([id, kind, job, detail]) => ({ id, kind, job, detail }));
+    const events = rows.map(([id, kind, job, detail]): Event => {
+      if (!isEventKind(kind)) throw new UnexpectedReply(`work_queue/events: ${JSON.stringify(kind)} is an event no script writes`);
+      return { id, kind, job, detail };
+    });
     const last = events[events.length - 1];
     if (last !== undefined) this.after = last.id;
     return events;

@@ -66,7 +66,7 @@ export {
 export { LEASE_LOST } from "./renewals.js";
 export { type Connect, errorCode, isConnectionFailure, isTransient } from "./machine.js";
 export { MAX_BLOCK_MS, NotGranted, type Wake, type WaitOptions, hold, isStreamId, wait, wakeOf } from "./wait.js";
-export { type Event, Events, type JobEnd, MAX_EVENTS_READ, waitForJob } from "./events.js";
+export { EVENT_KINDS, type Event, type EventKind, Events, type JobEnd, MAX_EVENTS_READ, MAX_LOG_LINES, waitForJob } from "./events.js";
 export { type CronTimes, MAX_CRON_TIMES, MAX_SCHEDULES_PAGE, ScheduleReport, Scheduler, cronTimes } from "./scheduler.js";
 export { Held, QuorumLock, driftMs, quorum } from "./redlock.js";
 export { primaryOf } from "./primary.js";

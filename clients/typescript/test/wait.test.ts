@@ -10,7 +10,7 @@ import { test } from "node:test";
 
 import type { Redis } from "ioredis";
 
-import { FairLock, NotGranted, RwLock, Semaphore, WorkQueue, hold, wait, waitForJob } from "../src/index.js";
+import { Events, FairLock, NotGranted, RwLock, Semaphore, WorkQueue, hold, wait, waitForJob } from "../src/index.js";
 import { Server, blockedIn, poll, serve } from "./server.js";
 
 let server: Server;
@@ -111,4 +111,26 @@ test("waitForJob sees an end before the call, and one after it through the event
   await queue.nack(id2, lease2, 0, "broken", { maxDeliveries: 1 }).run(r);
   assert.deepEqual(await waiting, { kind: "dead", error: Buffer.from("broken") });
   assert.deepEqual(await waitForJob(r, "reports", "never-added", 1_000), { kind: "gone" });
+});
+
+test("with events on, a job acked without a result before the wait reads as completed, not gone", async () => {
+  const queue = new WorkQueue("plain-acks");
+  await queue.configure({ eventsMax: 1000, resultTtl: 60_000 }).run(r);
+  await queue.add("p1", "x", 0, 0, "").run(r);
+  const [row] = await queue.take(1, token(7), []).run(r);
+  assert.ok(row !== undefined, "no job taken");
+  await queue.ack(row[0], row[1], "").run(r);
+  assert.deepEqual(await waitForJob(r, queue, "p1", 1_000), { kind: "completed", result: null });
+  // The events say what happened to it, each kind as the scripts write it.
+  const events = await new Events(queue).next(r, 1_000);
+  assert.deepEqual(
+    events.map((e) => [e.kind, e.job, e.detail.toString()]),
+    [["added", "p1", "waiting"], ["active", "p1", "1"], ["completed", "p1", ""]],
+  );
+  // With events off, nothing is kept of it: gone.
+  await queue.configure({ eventsMax: 0, resultTtl: 60_000 }).run(r);
+  await queue.add("p2", "x", 0, 0, "").run(r);
+  const [second] = await queue.take(1, token(8), []).run(r);
+  await queue.ack(second![0], second![1], "").run(r);
+  assert.deepEqual(await waitForJob(r, queue, "p2", 50), { kind: "gone" });
 });

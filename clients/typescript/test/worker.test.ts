@@ -10,7 +10,7 @@ import { test } from "node:test";
 
 import type { Redis } from "ioredis";
 
-import { Backoff, Unrecoverable, WorkQueue, Worker, type WorkReport, workQueue } from "../src/index.js";
+import { Backoff, MAX_LOG_LINES, type ScriptError, Unrecoverable, WorkQueue, Worker, type WorkReport, workQueue } from "../src/index.js";
 import { Server, blockedIn, poll, serve, serverMs, stopAfter } from "./server.js";
 
 let server: Server;
@@ -167,4 +167,79 @@ test("jobs taken in one call are renewed each on its own: one that ends stops no
   assert.equal(deadlines.length, 2);
   assert.ok(deadlines.every((left) => left > 0), `a lease ran out: ${JSON.stringify(deadlines)}`);
   assert.deepEqual([report.acked, report.lost], [3, 0]);
+});
+
+test("a job's own attempts and backoff outrank the worker's", async (t) => {
+  const queue = new WorkQueue("own");
+  // The worker's: two deliveries, a minute between them; "own" asks four, 10 ms apart.
+  await queue.add("own", "x", 0, 0, "", { attempts: 4, backoff: "fixed", backoffDelay: 10 }).run(r);
+  await queue.add("plain", "x", 0, 0, "").run(r);
+  const deliveries = new Map<string, number[]>();
+  const stop = stopAfter(t);
+  const run = new Worker(queue, { maxDeliveries: 2, backoff: Backoff.fixed(60_000), poll: 20 }).run(
+    server.client(),
+    (job) => {
+      deliveries.set(job.id, [...(deliveries.get(job.id) ?? []), job.delivery]);
+      throw new Error("boom");
+    },
+    stop.signal,
+  );
+  const dead = workQueue.KEY_DEAD.build({ name: "own" });
+  const delayed = workQueue.KEY_DELAYED.build({ name: "own" });
+  await poll(async () => (await r.zscore(dead, "own")) !== null && (await r.zscore(delayed, "plain")) !== null, "own dead, plain delayed");
+  stop.abort();
+  const report = await run;
+  assert.deepEqual(Object.fromEntries(deliveries), { own: [1, 2, 3, 4], plain: [1] });
+  // plain waits the worker's minute (the server's clock), own waited 10 ms each time.
+  assert.ok(Number(await r.zscore(delayed, "plain")) > (await serverMs(r)) + 50_000);
+  assert.deepEqual([report.retried, report.dead], [4, 1]);
+});
+
+test("a LIFO job is taken ahead of those waiting at its priority", async () => {
+  const queue = new WorkQueue("stack");
+  for (const id of ["first", "second"]) await queue.add(id, id, 0, 0, "").run(r);
+  await queue.add("urgent", "now", 0, 0, "", { lifo: true }).run(r);
+  await queue.add("low", "later", 0, 0, "", { lifo: true }).run(r);
+  await queue.add("high", "x", 1, 0, "").run(r);
+  const taken = await queue.take(5, "f".repeat(32), []).run(r);
+  assert.deepEqual(taken.map(([id]) => id), ["high", "low", "urgent", "first", "second"]);
+});
+
+test("a deduplication window adds a job once, and a later payload replaces a waiting one's", async () => {
+  const queue = new WorkQueue("dedup");
+  assert.deepEqual(await queue.addDeduplicated("v1", "one", 0, 0, "", "doc:42", 60_000).run(r), ["added", "v1", "waiting"]);
+  assert.deepEqual(await queue.addDeduplicated("v2", "two", 0, 0, "", "doc:42", 60_000).run(r), ["ignored", "v1", "waiting"]);
+  assert.deepEqual(
+    await queue.addDeduplicated("v3", "three", 0, 0, "", "doc:42", 60_000, { replace: true }).run(r),
+    ["replaced", "v1", "waiting"],
+  );
+  assert.deepEqual(await queue.addDeduplicated("v1", "again", 0, 0, "", "doc:43", 60_000).run(r), ["duplicate", "v1", "waiting"]);
+  const [[id, , , , , payload]] = (await queue.take(5, "e".repeat(32), []).run(r)) as [[string, string, number, number, string | null, Buffer]];
+  assert.deepEqual([id, payload.toString()], ["v1", "three"]);
+});
+
+test("a handler writes its job's log, which lasts as long as the job", async (t) => {
+  const queue = new WorkQueue("logged");
+  await queue.add("report", "x", 0, 0, "").run(r);
+  const stop = stopAfter(t);
+  let read: [number, Buffer[]] | null = null;
+  const report = await new Worker(queue, { poll: 20 }).run(
+    server.client(),
+    async (job) => {
+      try {
+        assert.equal(await queue.log(job.id, job.token, "started", MAX_LOG_LINES).run(r), 1);
+        assert.equal(await queue.log(job.id, job.token, "half done", 1).run(r), 1); // keeps the newest line only
+        await queue.log(job.id, job.token, "done", MAX_LOG_LINES).run(r);
+        read = await queue.logs(job.id, 0, 10).run(r);
+      } finally {
+        stop.abort();
+      }
+    },
+    stop.signal,
+  );
+  assert.equal(report.acked, 1);
+  assert.deepEqual(read, [2, [Buffer.from("half done"), Buffer.from("done")]]);
+  // Another holder's token is refused; the acked job took its log along.
+  await assert.rejects(queue.log("report", "0".repeat(32), "late", 10).run(r), (err: ScriptError) => err.code === "LEASE_LOST");
+  assert.deepEqual(await queue.logs("report", 0, 10).run(r), [0, []]);
 });
