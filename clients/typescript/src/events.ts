@@ -16,7 +16,7 @@ import type { Redis } from "ioredis";
 import { UnexpectedReply } from "./errors.js";
 import { EVENTS, KEY_EVENTS, LOG, WorkQueue } from "./generated/work_queue.js";
 import type { Client } from "./runtime.js";
-import { MAX_BLOCK_MS } from "./wait.js";
+import { MAX_BLOCK_MS, borrowBlocking, giveBack } from "./wait.js";
 
 /** The most events one read answers: `work_queue/events`'s bound. */
 export const MAX_EVENTS_READ = Number(EVENTS.param("count").high ?? 1n);
@@ -191,19 +191,19 @@ export async function waitForJob(
   return await new Events(queue, "0-0", options).until(client, id, performance.now() + timeoutMs, true);
 }
 
-/** Runs `use` with a blocking connection made on first use (a duplicate of `client`'s), closed after. */
+/**
+ * Runs `use` with a blocking connection taken on first use (one of the client's idle
+ * duplicates, or a new one), kept for the client's next wait after; closed after an error.
+ */
 async function withBlocking<T>(client: Client, use: (blocking: () => Redis) => Promise<T>): Promise<T> {
   let blocking: Redis | null = null;
-  const get = (): Redis => {
-    if (blocking === null) {
-      blocking = (client as Redis).duplicate();
-      blocking.on("error", () => {});
-    }
-    return blocking;
-  };
+  const get = (): Redis => (blocking ??= borrowBlocking(client));
   try {
-    return await use(get);
-  } finally {
+    const result = await use(get);
+    if (blocking !== null) giveBack(client, blocking);
+    return result;
+  } catch (err) {
     (blocking as Redis | null)?.disconnect();
+    throw err;
   }
 }

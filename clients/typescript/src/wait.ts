@@ -18,8 +18,9 @@
  *
  * Every block lasts at most `MAX_BLOCK_MS`, then the script runs again; pub/sub is never
  * involved. The blocking reads go on a connection of the wait's own (a duplicate of the
- * client's), so the client's other commands never queue behind them, and an `AbortSignal`
- * ends the wait at once by closing it.
+ * client's, kept for the client's next wait once this one ends), so the client's other
+ * commands never queue behind them, and an `AbortSignal` ends the wait at once by closing
+ * it.
  *
  * @module
  */
@@ -52,6 +53,43 @@ const RINGING = new Map<string, { first: Form; turn: Form; bell: Form }>([
   [fairLock.ACQUIRE.name, { first: fairLock.KEY_OWNER, turn: fairLock.KEY_TURN, bell: fairLock.KEY_BELL }],
   [semaphore.ACQUIRE.name, { first: semaphore.KEY_STATE, turn: semaphore.KEY_TURN, bell: semaphore.KEY_BELL }],
 ]);
+
+/** Per client, the duplicates its waits block on that no wait uses now. */
+const idle = new WeakMap<object, Redis[]>();
+
+/**
+ * A connection for a wait's blocking reads: one of `client`'s idle duplicates, or a new
+ * one. Connecting costs the server far more than a blocking read, so a client that waits
+ * again reuses it (`giveBack`).
+ */
+export function borrowBlocking(client: Client): Redis {
+  const spare = idle.get(client);
+  for (let found = spare?.pop(); found !== undefined; found = spare?.pop()) {
+    if (found.status !== "end" && found.status !== "close") return found;
+  }
+  const blocking = (client as Redis).duplicate();
+  blocking.on("error", () => {}); // met by the wait that uses it
+  return blocking;
+}
+
+/** Keeps `blocking` for `client`'s next wait, until the client ends (then it is closed too). */
+export function giveBack(client: Client, blocking: Redis): void {
+  const status = (client as Redis).status;
+  if (status === "end" || status === "close") {
+    blocking.disconnect();
+    return;
+  }
+  let spare = idle.get(client);
+  if (spare === undefined) {
+    const kept: Redis[] = [];
+    spare = kept;
+    idle.set(client, kept);
+    client.once("end", () => {
+      for (const c of kept.splice(0)) c.disconnect();
+    });
+  }
+  spare.push(blocking);
+}
 
 /** `<ms>-<seq>`, as Redis prints a stream id. */
 export function isStreamId(text: string): boolean {
@@ -117,7 +155,11 @@ export async function wait<R>(
   const signal = options.signal;
   const deadline = performance.now() + timeoutMs;
   let blocking: Redis | null = null;
-  const close = (): void => blocking?.disconnect();
+  let closed = false;
+  const close = (): void => {
+    closed = true;
+    blocking?.disconnect();
+  };
   signal?.addEventListener("abort", close, { once: true });
   try {
     let reply: R | null = null;
@@ -132,10 +174,7 @@ export async function wait<R>(
       const left = Math.min(deadline, performance.now() + wake.withinMs) - performance.now();
       if (left <= 0) continue;
       const block = Math.max(1, Math.floor(left)); // BLOCK 0 would wait for ever
-      if (blocking === null) {
-        blocking = (client as Redis).duplicate();
-        blocking.on("error", () => {});
-      }
+      blocking ??= borrowBlocking(client);
       try {
         if (wake.after === null) {
           await blocking.callBuffer("BLPOP", wake.key, `${Math.floor(block / 1000)}.${String(block % 1000).padStart(3, "0")}`);
@@ -144,12 +183,14 @@ export async function wait<R>(
         }
       } catch (err) {
         if (signal?.aborted) return null;
+        blocking.disconnect(); // in an unknown state: not kept
+        blocking = null;
         throw err;
       }
     }
   } finally {
     signal?.removeEventListener("abort", close);
-    close();
+    if (blocking !== null && !closed) giveBack(client, blocking);
   }
 }
 
