@@ -27,8 +27,8 @@ export interface ThreadData {
   cluster?: { host: string; port: number }[];
 }
 
-/** What the loop tells the thread. */
-export type ToThread = Renewal | { readonly kind: "stop" };
+/** What the loop tells the thread: the jobs it now holds and those it no longer does, in order; or to stop. */
+export type ToThread = { readonly kind: "changes"; readonly changes: readonly Renewal[] } | { readonly kind: "stop" };
 
 async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
   const renewals = new Renewals(new WorkQueue(data.name), data.leaseMs);
@@ -50,7 +50,7 @@ async function main(port: NonNullable<typeof parentPort>, data: ThreadData): Pro
     for (;;) {
       for (const told of inbox.splice(0)) {
         if (told.kind === "stop") return;
-        renewals.apply(told);
+        for (const change of told.changes) renewals.apply(change);
       }
       const step = renewals.step();
       if ("run" in step) {

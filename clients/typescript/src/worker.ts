@@ -91,6 +91,17 @@ export class RateLimitGroup extends JobError {
   }
 }
 
+/** Random bytes drawn ahead, 16 for each take's token: one draw from the system per 256 takes. */
+let pool = Buffer.alloc(0);
+
+/** 128 random bits as 32 hex digits, as `work_queue/take` takes its token. */
+function drawToken(): string {
+  if (pool.length < 16) pool = randomBytes(16 * 256);
+  const token = pool.subarray(0, 16).toString("hex");
+  pool = pool.subarray(16);
+  return token;
+}
+
 /** What a nack keeps as the job's last error: a `JobError`'s message, or another error's name and message. */
 function reason(err: unknown): string {
   if (err instanceof JobError) return err.message;
@@ -556,7 +567,7 @@ export class Worker {
   takeOp(done: Finished[], limit: number): Op {
     const flat: Buffer[] = [];
     for (const f of done) flat.push(Buffer.from(f.job.id), Buffer.from(f.job.token), f.result);
-    const token = randomBytes(16).toString("hex");
+    const token = drawToken();
     return lazy(() => this.family.take(limit, token, flat, { lease: this.leaseMs, maxDeliveries: this.maxDeliveries }));
   }
 
@@ -637,20 +648,29 @@ export class Worker {
     });
     const threadError = new Promise<never>((_, reject) => thread.once("error", reject));
     threadError.catch(() => {});
-    const tell = (message: ToThread): void => thread.postMessage(message);
+    // What the loop tells the thread goes in one message per answer it took in (a take's
+    // acked jobs and new ones together), sent before any handler of those jobs starts.
+    const told: Renewal[] = [];
+    const flush = (): void => {
+      if (told.length > 0) thread.postMessage({ kind: "changes", changes: told.splice(0) } satisfies ToThread);
+    };
 
-    const working = new Working(this, () => signal.aborted, tell);
+    const working = new Working(this, () => signal.aborted, (renewal) => void told.push(renewal));
     const running = new Map<Promise<void>, Job>();
     const ended: [Job, Outcome][] = [];
     let endedOne: (() => void) | null = null;
     const anEnd = (): Promise<void> =>
       ended.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => (endedOne = resolve));
+    // A stop ends a pause, and cuts a wait for work short: its connection closes. (One
+    // listener per run: workers often share one signal.)
+    let onAbort = (): void => {};
     const stopped = new Promise<void>((resolve) => {
+      onAbort = (): void => {
+        waits.close();
+        resolve();
+      };
       if (signal.aborted) resolve();
-      signal.addEventListener("abort", () => resolve(), { once: true });
     });
-    // A stop cuts a wait for work short: its connection closes.
-    const onAbort = (): void => waits.close();
     signal.addEventListener("abort", onAbort, { once: true });
     const start = (job: Job): void => {
       const task = (async (): Promise<Outcome> => {
@@ -683,13 +703,18 @@ export class Worker {
         const step = working.step();
         if (step.kind === "run") {
           working.feed(await Promise.race([runCall(step.op), threadError]));
+          flush();
         } else if (step.kind === "wait") {
           if (running.size === 0 || signal.aborted) {
             working.feed(await runWait(step.op));
+            flush();
           } else {
             const wait = runWait(step.op);
             const first = await Promise.race([wait.then((answer) => ({ answer })), anEnd().then(() => null)]);
-            if (first !== null) working.feed(first.answer);
+            if (first !== null) {
+              working.feed(first.answer);
+              flush();
+            }
             else {
               // a handler ended first: its job is acked now, not after the wait
               await wait;
@@ -712,7 +737,8 @@ export class Worker {
       await Promise.allSettled(running.keys());
       waits.close();
       link.close();
-      tell({ kind: "stop" });
+      flush();
+      thread.postMessage({ kind: "stop" } satisfies ToThread);
       await new Promise<void>((resolve) => {
         if (thread.threadId === -1) resolve();
         thread.once("exit", () => resolve());
