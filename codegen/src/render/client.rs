@@ -15,11 +15,12 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use handlebars::Handlebars;
 use serde::Serialize;
 
 use crate::model::{Arg, ArgType, Count, Key, KeyForm, KeyPart, PresetValue, Rule, Script};
-use crate::render::contract;
 use crate::render::rust::{arg_type_name, return_type_name};
+use crate::render::{contract, functions};
 
 /// One file of a client package, by its path relative to the package's folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -898,6 +899,239 @@ pub fn module_doc(family: &[&Script]) -> Vec<String> {
             class_name(&family[0].file.family)
         ),
     ]
+}
+
+/// How a client language spells what the code shared by the renderers writes: its
+/// identifiers and literals, and the names of its runtime. The logic that writes them
+/// (the parameters of a script's function, how a method names its keys, the template
+/// constants, the files a package ships) is written once, here.
+pub struct Lang {
+    /// The language's name in diagnostics: `Python`.
+    pub name: &'static str,
+    /// An identifier for a header's name (a reserved word escaped).
+    pub ident: fn(&str) -> String,
+    /// A string literal.
+    pub str: fn(&str) -> String,
+    /// A list literal of expressions (a tuple in Python).
+    pub list: fn(&[String]) -> String,
+    /// A map literal from names (written as strings) to expressions.
+    pub map: fn(Vec<(String, String)>) -> String,
+    /// The runtime module as the generated code names it, with its dot: `_rt.`.
+    pub rt: &'static str,
+    /// What builds an instance of one of the runtime's classes: `` or `new `.
+    pub new: &'static str,
+    /// What spreads a list into the items of a list: `*`.
+    pub spread: &'static str,
+    /// The runtime's constructors of a template's text, placeholder and hash tag.
+    pub parts: [&'static str; 3],
+    /// The type of a key's name, and of a variadic key's names.
+    pub key_type: &'static str,
+    pub keys_type: &'static str,
+    /// A method's key that the instance named once, from its form constant.
+    pub instance_key: fn(&str) -> String,
+    /// The name of a method's placeholder values, which per-call key names read.
+    pub names: &'static str,
+}
+
+/// A Handlebars registry of `templates` (name, text): strict, nothing escaped.
+pub fn handlebars(templates: &[(&str, &'static str)]) -> Result<Handlebars<'static>, String> {
+    let mut hb = Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_escape_fn(handlebars::no_escape);
+    for (name, text) in templates {
+        hb.register_template_string(name, *text)
+            .map_err(|e| format!("template error: {e}"))?;
+    }
+    Ok(hb)
+}
+
+/// Template `name` of `hb` rendered with `ctx`.
+pub fn render_template(
+    hb: &Handlebars<'_>,
+    name: &str,
+    ctx: &impl Serialize,
+) -> Result<String, String> {
+    hb.render(name, ctx)
+        .map_err(|e| format!("template error: {e}"))
+}
+
+/// `files` and the files every package ships beside them, under `prefix` (the folder of
+/// the package's code, with its slash, or empty): the Functions library and every
+/// script as it is; all sorted by path.
+pub fn with_shipped(
+    mut files: Vec<File>,
+    scripts: &[Script],
+    version: &str,
+    prefix: &str,
+) -> Vec<File> {
+    files.push(File {
+        path: format!("{prefix}functions.lua"),
+        contents: functions::library(scripts, version),
+    });
+    for script in scripts {
+        files.push(File {
+            path: format!("{prefix}{}", shipped_path(script)),
+            contents: script.file.source.clone(),
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// Refuses a method whose name (`function`) is that of one of the instance's values,
+/// which the class holds under the same names.
+pub fn method_beside_instance(
+    script: &Script,
+    function: &str,
+    instance: &[Instance],
+    lang: &Lang,
+) -> Result<(), String> {
+    if instance.iter().any(|i| (lang.ident)(&i.name) == function) {
+        return Err(format!(
+            "{}/{}: the method would take the name of the instance's `{function}`; rename one",
+            script.file.family, script.file.op
+        ));
+    }
+    Ok(())
+}
+
+/// A key template's form as a module constant of a family.
+#[derive(Serialize)]
+pub struct FormCtx {
+    pub constant: String,
+    pub doc: String,
+    pub value: String,
+}
+
+/// The module constants of `forms`, the key templates of family `module`, each with its
+/// doc (`doc` writes the language's).
+pub fn form_ctxs(
+    module: &str,
+    forms: &[(String, KeyForm)],
+    lang: &Lang,
+    doc: impl Fn(&[String]) -> String,
+) -> Vec<FormCtx> {
+    forms
+        .iter()
+        .map(|(constant, form)| FormCtx {
+            constant: constant.clone(),
+            doc: doc(&[format!("The name template `{}`.", form.text)]),
+            value: format!(
+                "{}{}Form({}, {}, {})",
+                lang.new,
+                lang.rt,
+                (lang.str)(module),
+                (lang.str)(&form.text),
+                parts_literal(&form.parts, lang)
+            ),
+        })
+        .collect()
+}
+
+/// A template's parts, as the runtime's constructors build them.
+fn parts_literal(parts: &[KeyPart], lang: &Lang) -> String {
+    let [text, value, tag] = lang.parts;
+    let items: Vec<String> = parts
+        .iter()
+        .map(|part| match part {
+            KeyPart::Text(s) => format!("{}{text}({})", lang.rt, (lang.str)(s)),
+            KeyPart::Param(name) => format!("{}{value}({})", lang.rt, (lang.str)(name)),
+            KeyPart::HashTag(inner) => format!("{}{tag}({})", lang.rt, parts_literal(inner, lang)),
+        })
+        .collect();
+    (lang.list)(&items)
+}
+
+/// The parameters of a script's function: its keys, then its arguments (each typed by
+/// `arg_type`), every one named once.
+pub struct FunctionParams {
+    /// `<ident>: <type>`, in order.
+    pub params: Vec<String>,
+    /// The expressions of the keys (a variadic key's spread).
+    pub keys: Vec<String>,
+    /// The expressions of the arguments.
+    pub values: Vec<String>,
+}
+
+/// The parameters of the function of `script` (named `name` in diagnostics), whose
+/// contract is the module constant `constant`.
+pub fn function_params(
+    script: &Script,
+    name: &str,
+    constant: &str,
+    lang: &Lang,
+    arg_type: fn(&Arg) -> String,
+) -> Result<FunctionParams, String> {
+    let h = &script.header;
+    let mut seen = BTreeSet::new();
+    let mut out = FunctionParams {
+        params: Vec::new(),
+        keys: Vec::new(),
+        values: Vec::new(),
+    };
+    for key in &h.keys {
+        let ident = unique(&mut seen, &key.name, name, lang.ident, lang.name)?;
+        if key.variadic {
+            out.params.push(format!("{ident}: {}", lang.keys_type));
+            out.keys.push(format!(
+                "{}{}many({constant}, {}, {ident})",
+                lang.spread,
+                lang.rt,
+                (lang.str)(&key.name)
+            ));
+        } else {
+            out.params.push(format!("{ident}: {}", lang.key_type));
+            out.keys.push(ident);
+        }
+    }
+    for arg in &h.args {
+        let ident = unique(&mut seen, &arg.name, name, lang.ident, lang.name)?;
+        out.params.push(format!("{ident}: {}", arg_type(arg)));
+        out.values.push(ident);
+    }
+    Ok(out)
+}
+
+/// The expressions of a family method's keys, named as `keys` says, in the method of the
+/// script whose contract is `constant`; `value` is the expression of a method parameter
+/// or placeholder by its header name.
+pub fn method_key_exprs(
+    keys: &[KeyName],
+    constant: &str,
+    lang: &Lang,
+    value: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    keys.iter()
+        .map(|key| match key {
+            KeyName::Given {
+                name,
+                variadic: true,
+            } => format!(
+                "{}{}many({constant}, {}, {})",
+                lang.spread,
+                lang.rt,
+                (lang.str)(name),
+                value(name)
+            ),
+            KeyName::Given { name, .. } => value(name),
+            KeyName::Instance { constant: form } => (lang.instance_key)(form),
+            KeyName::PerCall { constant: form } => {
+                format!("{form}.name({constant}.name, {})", lang.names)
+            }
+            KeyName::Rounds { constants, each } => format!(
+                "{}{}rounds({constant}, {}, {}, {})",
+                lang.spread,
+                lang.rt,
+                (lang.list)(constants),
+                lang.names,
+                (lang.map)(
+                    each.iter()
+                        .map(|(param, source)| (param.clone(), value(source)))
+                        .collect()
+                )
+            ),
+        })
+        .collect()
 }
 
 /// The checked scripts of the generator's good fixtures, which the renderers' tests render.

@@ -13,14 +13,13 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use handlebars::Handlebars;
 use serde::Serialize;
 
-use crate::model::{Arg, ArgType, Count, KeyPart, PresetValue, ReturnType, Rule, Script};
+use crate::model::{Arg, ArgType, Count, PresetValue, ReturnType, Rule, Script};
 pub use crate::render::client::File;
 use crate::render::client::{
-    self, DocStyle, Instance, KeyName, MethodCtx, OwnKind, ScriptCtx, Source, arg_default,
-    class_name, is_read_only, sha1, shipped_path, wrap,
+    self, DocStyle, Instance, MethodCtx, OwnKind, ScriptCtx, Source, arg_default, class_name,
+    is_read_only, sha1, shipped_path, wrap,
 };
 use crate::render::rust::arg_type_name;
 use crate::render::{contract, functions};
@@ -43,13 +42,7 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
     let names = functions::Names::of(scripts, version);
     let mut files = Vec::new();
     let families = client::families(scripts);
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
-    hb.register_template_string("family", FAMILY_TEMPLATE)
-        .map_err(|e| format!("template error: {e}"))?;
-    hb.register_template_string("init", INIT_TEMPLATE)
-        .map_err(|e| format!("template error: {e}"))?;
+    let hb = client::handlebars(&[("family", FAMILY_TEMPLATE), ("init", INIT_TEMPLATE)])?;
     let mut init = InitCtx {
         header: PYTHON_GENERATED_HEADER.trim_end().to_owned(),
         doc: docstring(
@@ -84,35 +77,40 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
         );
         init.all.push(py_str(&ctx.module));
         init.all.push(py_str(&ctx.class.name));
-        let text = hb
-            .render("family", &ctx)
-            .map_err(|e| format!("template error: {e}"))?;
         files.push(File {
             path: format!("{PACKAGE}/_generated/{}.py", ctx.module),
-            contents: text,
+            contents: client::render_template(&hb, "family", &ctx)?,
         });
     }
     init.all.sort();
-    let text = hb
-        .render("init", &init)
-        .map_err(|e| format!("template error: {e}"))?;
     files.push(File {
         path: format!("{PACKAGE}/_generated/__init__.py"),
-        contents: text,
+        contents: client::render_template(&hb, "init", &init)?,
     });
-    files.push(File {
-        path: format!("{PACKAGE}/functions.lua"),
-        contents: functions::library(scripts, version),
-    });
-    for script in scripts {
-        files.push(File {
-            path: format!("{PACKAGE}/{}", shipped_path(script)),
-            contents: script.file.source.clone(),
-        });
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    Ok(client::with_shipped(
+        files,
+        scripts,
+        version,
+        &format!("{PACKAGE}/"),
+    ))
 }
+
+/// How Python spells what the renderers share.
+const LANG: client::Lang = client::Lang {
+    name: "Python",
+    ident: py_ident,
+    str: py_str,
+    list: tuple_literal,
+    map: |entries| dict_literal(entries.into_iter()),
+    rt: "_rt.",
+    new: "",
+    spread: "*",
+    parts: ["Text", "Value", "Tag"],
+    key_type: "str",
+    keys_type: "_t.Sequence[str]",
+    instance_key: |form| format!("self._keys[{form}]"),
+    names: "_names",
+};
 
 /// The generated folders (`_generated`, `scripts`) of the import package, whose other
 /// files are stale; `functions.lua` beside them is generated too.
@@ -161,17 +159,9 @@ struct FamilyCtx {
     doc: String,
     module: String,
     all: Vec<String>,
-    forms: Vec<FormCtx>,
+    forms: Vec<client::FormCtx>,
     scripts: Vec<ScriptCtx>,
     class: ClassCtx,
-}
-
-/// A key template's form, as a module constant.
-#[derive(Serialize)]
-struct FormCtx {
-    constant: String,
-    doc: String,
-    value: String,
 }
 
 #[derive(Serialize)]
@@ -197,12 +187,7 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
         let ctx = script_ctx(script, names)?;
         all.push(py_str(&ctx.constant));
         all.push(py_str(&ctx.function));
-        if instance.iter().any(|i| py_ident(&i.name) == ctx.function) {
-            return Err(format!(
-                "{module}/{}: the method would take the name of the instance's `{}`; rename one",
-                script.file.op, ctx.function
-            ));
-        }
+        client::method_beside_instance(script, &ctx.function, &instance, &LANG)?;
         methods.push(method_ctx(script, &ctx, &instance)?);
         scripts.push(ctx);
     }
@@ -235,19 +220,7 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
         header: PYTHON_GENERATED_HEADER.trim_end().to_owned(),
         doc: docstring(&client::module_doc(family), ""),
         all,
-        forms: forms
-            .iter()
-            .map(|(constant, form)| FormCtx {
-                constant: constant.clone(),
-                doc: docstring(&[format!("The name template `{}`.", form.text)], ""),
-                value: format!(
-                    "_rt.Form({}, {}, {})",
-                    py_str(&module),
-                    py_str(&form.text),
-                    parts_py(&form.parts)
-                ),
-            })
-            .collect(),
+        forms: client::form_ctxs(&module, &forms, &LANG, |lines| docstring(lines, "")),
         scripts,
         class: ClassCtx {
             name: class_name(&module),
@@ -260,18 +233,6 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
         },
         module,
     })
-}
-
-fn parts_py(parts: &[KeyPart]) -> String {
-    let items: Vec<String> = parts
-        .iter()
-        .map(|part| match part {
-            KeyPart::Text(text) => format!("_rt.Text({})", py_str(text)),
-            KeyPart::Param(name) => format!("_rt.Value({})", py_str(name)),
-            KeyPart::HashTag(inner) => format!("_rt.Tag({})", parts_py(inner)),
-        })
-        .collect();
-    tuple_literal(&items)
 }
 
 fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, String> {
@@ -301,28 +262,11 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         params.concat(),
         tuple_literal(&h.errors.iter().map(|e| py_str(&e.code)).collect::<Vec<_>>()),
     );
-    let mut names = BTreeSet::new();
-    let mut fn_params = Vec::new();
-    let mut keys = Vec::new();
-    for key in &h.keys {
-        let ident = client::unique(&mut names, &key.name, &name, py_ident, "Python")?;
-        if key.variadic {
-            fn_params.push(format!("{ident}: _t.Sequence[str]"));
-            keys.push(format!(
-                "*_rt.many({constant}, {}, {ident})",
-                py_str(&key.name)
-            ));
-        } else {
-            fn_params.push(format!("{ident}: str"));
-            keys.push(ident);
-        }
-    }
-    let mut values = Vec::new();
-    for arg in &h.args {
-        let ident = client::unique(&mut names, &arg.name, &name, py_ident, "Python")?;
-        fn_params.push(format!("{ident}: {}", arg_py(arg)));
-        values.push(ident);
-    }
+    let client::FunctionParams {
+        params: fn_params,
+        keys,
+        values,
+    } = client::function_params(script, &name, &constant, &LANG, arg_py)?;
     Ok(ScriptCtx {
         constant_doc: docstring(
             &[
@@ -373,33 +317,7 @@ fn method_ctx(
             )
         })
         .collect();
-    let keys: Vec<String> = plan
-        .keys
-        .iter()
-        .map(|key| match key {
-            KeyName::Given {
-                name,
-                variadic: true,
-            } => format!(
-                "*_rt.many({constant}, {}, {})",
-                py_str(name),
-                py_ident(name)
-            ),
-            KeyName::Given { name, .. } => py_ident(name),
-            KeyName::Instance { constant: form } => format!("self._keys[{form}]"),
-            KeyName::PerCall { constant: form } => {
-                format!("{form}.name({constant}.name, _names)")
-            }
-            KeyName::Rounds { constants, each } => format!(
-                "*_rt.rounds({constant}, {}, _names, {})",
-                tuple_literal(constants),
-                dict_literal(
-                    each.iter()
-                        .map(|(param, source)| (param.clone(), py_ident(source)))
-                )
-            ),
-        })
-        .collect();
+    let keys = client::method_key_exprs(&plan.keys, constant, &LANG, &py_ident);
     // The arguments, with their defaults.
     let mut args = Vec::new();
     let mut encode = Vec::new();

@@ -16,13 +16,12 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use handlebars::Handlebars;
 use serde::Serialize;
 
-use crate::model::{Arg, ArgType, KeyPart, PresetValue, ReturnType, Rule, Script};
+use crate::model::{Arg, ArgType, PresetValue, ReturnType, Rule, Script};
 use crate::render::client::{
-    self, DocStyle, File, Instance, KeyName, MethodCtx, OwnKind, ScriptCtx, Source, arg_default,
-    class_name, int_range, is_read_only, sha1, shipped_path, wrap,
+    self, DocStyle, File, Instance, MethodCtx, OwnKind, ScriptCtx, Source, arg_default, class_name,
+    int_range, is_read_only, sha1, shipped_path, wrap,
 };
 use crate::render::rust::arg_type_name;
 use crate::render::{contract, functions};
@@ -49,13 +48,7 @@ const WIDTH: usize = 100;
 /// a header the TypeScript renderer cannot express.
 pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<File>, String> {
     let names = functions::Names::of(scripts, version);
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
-    hb.register_template_string("family", FAMILY_TEMPLATE)
-        .map_err(|e| format!("template error: {e}"))?;
-    hb.register_template_string("index", INDEX_TEMPLATE)
-        .map_err(|e| format!("template error: {e}"))?;
+    let hb = client::handlebars(&[("family", FAMILY_TEMPLATE), ("index", INDEX_TEMPLATE)])?;
     let mut files = Vec::new();
     let mut index = IndexCtx {
         header: TS_GENERATED_HEADER.trim_end().to_owned(),
@@ -89,34 +82,34 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
                 .iter()
                 .map(|s| format!("{}.{}", ts_ident(&ctx.module), s.constant)),
         );
-        let text = hb
-            .render("family", &ctx)
-            .map_err(|e| format!("template error: {e}"))?;
         files.push(File {
             path: format!("src/generated/{}.ts", ctx.module),
-            contents: text,
+            contents: client::render_template(&hb, "family", &ctx)?,
         });
     }
-    let text = hb
-        .render("index", &index)
-        .map_err(|e| format!("template error: {e}"))?;
     files.push(File {
         path: "src/generated/index.ts".to_owned(),
-        contents: text,
+        contents: client::render_template(&hb, "index", &index)?,
     });
-    files.push(File {
-        path: "functions.lua".to_owned(),
-        contents: functions::library(scripts, version),
-    });
-    for script in scripts {
-        files.push(File {
-            path: shipped_path(script),
-            contents: script.file.source.clone(),
-        });
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    Ok(client::with_shipped(files, scripts, version, ""))
 }
+
+/// How TypeScript spells what the renderers share.
+const LANG: client::Lang = client::Lang {
+    name: "TypeScript",
+    ident: ts_ident,
+    str: ts_str,
+    list: |items| array_literal(items.iter().cloned()),
+    map: |entries| object_literal(entries.into_iter()),
+    rt: "rt.",
+    new: "new ",
+    spread: "...",
+    parts: ["text", "value", "tag"],
+    key_type: "string",
+    keys_type: "readonly string[]",
+    instance_key: |form| format!("rt.keyOf(this.#keys, {form})"),
+    names: "names",
+};
 
 /// The files of `files` that differ from what `root` (the package's folder) holds, the
 /// missing ones, and the files in the generated folders that `files` lacks.
@@ -152,16 +145,9 @@ struct FamilyCtx {
     header: String,
     doc: String,
     module: String,
-    forms: Vec<FormCtx>,
+    forms: Vec<client::FormCtx>,
     scripts: Vec<ScriptCtx>,
     class: ClassCtx,
-}
-
-#[derive(Serialize)]
-struct FormCtx {
-    constant: String,
-    doc: String,
-    value: String,
 }
 
 #[derive(Serialize)]
@@ -188,12 +174,7 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
     let mut methods = Vec::new();
     for script in family {
         let ctx = script_ctx(script, names)?;
-        if instance.iter().any(|i| ts_ident(&i.name) == ctx.function) {
-            return Err(format!(
-                "{module}/{}: the method would take the name of the instance's `{}`; rename one",
-                script.file.op, ctx.function
-            ));
-        }
+        client::method_beside_instance(script, &ctx.function, &instance, &LANG)?;
         methods.push(method_ctx(script, &ctx, &instance)?);
         scripts.push(ctx);
     }
@@ -254,19 +235,7 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
             .concat(),
             "",
         ),
-        forms: forms
-            .iter()
-            .map(|(constant, form)| FormCtx {
-                constant: constant.clone(),
-                doc: doc_comment(&[format!("The name template `{}`.", form.text)], ""),
-                value: format!(
-                    "new rt.Form({}, {}, {})",
-                    ts_str(&module),
-                    ts_str(&form.text),
-                    parts_ts(&form.parts)
-                ),
-            })
-            .collect(),
+        forms: client::form_ctxs(&module, &forms, &LANG, |lines| doc_comment(lines, "")),
         scripts,
         class: ClassCtx {
             name: class_name(&module),
@@ -281,18 +250,6 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
         },
         module,
     })
-}
-
-fn parts_ts(parts: &[KeyPart]) -> String {
-    let items: Vec<String> = parts
-        .iter()
-        .map(|part| match part {
-            KeyPart::Text(text) => format!("rt.text({})", ts_str(text)),
-            KeyPart::Param(name) => format!("rt.value({})", ts_str(name)),
-            KeyPart::HashTag(inner) => format!("rt.tag({})", parts_ts(inner)),
-        })
-        .collect();
-    format!("[{}]", items.join(", "))
 }
 
 fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, String> {
@@ -330,28 +287,11 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         params.concat(),
         array_literal(h.errors.iter().map(|e| ts_str(&e.code))),
     );
-    let mut seen = BTreeSet::new();
-    let mut fn_params = Vec::new();
-    let mut keys = Vec::new();
-    for key in &h.keys {
-        let ident = client::unique(&mut seen, &key.name, &name, ts_ident, "TypeScript")?;
-        if key.variadic {
-            fn_params.push(format!("{ident}: readonly string[]"));
-            keys.push(format!(
-                "...rt.many({constant}, {}, {ident})",
-                ts_str(&key.name)
-            ));
-        } else {
-            fn_params.push(format!("{ident}: string"));
-            keys.push(ident);
-        }
-    }
-    let mut values = Vec::new();
-    for arg in &h.args {
-        let ident = client::unique(&mut seen, &arg.name, &name, ts_ident, "TypeScript")?;
-        fn_params.push(format!("{ident}: {}", arg_ts(arg)));
-        values.push(ident);
-    }
+    let client::FunctionParams {
+        params: fn_params,
+        keys,
+        values,
+    } = client::function_params(script, &name, &constant, &LANG, arg_ts)?;
     let function = ts_ident(&file.op);
     let returns = return_ts(&h.returns.ty);
     Ok(ScriptCtx {
@@ -467,29 +407,7 @@ fn method_ctx(
             .cloned()
             .unwrap_or_else(|| ts_ident(name))
     };
-    let keys: Vec<String> = plan
-        .keys
-        .iter()
-        .map(|key| match key {
-            KeyName::Given {
-                name,
-                variadic: true,
-            } => format!("...rt.many({constant}, {}, {})", ts_str(name), lookup(name)),
-            KeyName::Given { name, .. } => lookup(name),
-            KeyName::Instance { constant: form } => format!("rt.keyOf(this.#keys, {form})"),
-            KeyName::PerCall { constant: form } => {
-                format!("{form}.name({constant}.name, names)")
-            }
-            KeyName::Rounds { constants, each } => format!(
-                "...rt.rounds({constant}, [{}], names, {})",
-                constants.join(", "),
-                object_literal(
-                    each.iter()
-                        .map(|(param, source)| (param.clone(), lookup(source)))
-                )
-            ),
-        })
-        .collect();
+    let keys = client::method_key_exprs(&plan.keys, constant, &LANG, &lookup);
     let values = object_literal(plan.values.into_iter().map(|(param, source)| {
         let expr = match source {
             Source::Param(name) => lookup(&name),
