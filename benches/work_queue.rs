@@ -9,11 +9,12 @@
 //! ROUNDS=5 JOBS=5000 cargo bench --bench work_queue
 //! PART=failover FAILOVERS=20 cargo bench --bench work_queue
 //! PART=schedulers RUNS=10000 cargo bench --bench work_queue
-//! PART=calls BASE=4c56169 cargo bench --bench work_queue   # add and take against another revision's
+//! PART=calls BASE=4c56169 cargo bench --bench work_queue   # add, take and ack against another revision's
 //! ```
 //!
-//! `PART=calls` compares the server time of one `add` and one `take` (acking the job the
-//! previous take handed out) of this checkout's scripts with those of revision `BASE`
+//! `PART=calls` compares the server time of one `add`, one `take` (acking the job the
+//! previous take handed out) and one `ack` of this checkout's scripts, as they are and
+//! keeping 1,000 completed jobs, with those of revision `BASE`
 //! (4c56169, before schedulers, events, flows and turns, unless set), features off, best
 //! of `ROUNDS` (5) rounds of `JOBS` (3,000) jobs: see `benches/support/call_cost.rs`.
 //!

@@ -1396,6 +1396,14 @@ fn cases() -> Vec<Case> {
             args: strings(["held".into(), "7".into(), "r".repeat(1 << 14)]),
         },
         Case {
+            script: "work_queue/ack",
+            input: "the busy queue keeping 1 completed job for 1 ms: the acked job kept with a 16 KiB result, 2 \
+                    old ones dropped (each with 64 KiB of log lines and a 16 KiB result)",
+            setup: retained_queue,
+            keys: Keys::of("work_queue/ack", QUEUE),
+            args: strings(["held".into(), "7".into(), "r".repeat(1 << 14)]),
+        },
+        Case {
             script: "work_queue/add",
             input: "a new delayed LIFO job in a group with retry options, on a busy queue",
             setup: busy_queue,
@@ -1551,6 +1559,14 @@ fn cases() -> Vec<Case> {
             input: "limit 10: 10 held jobs of groups with parked jobs acked first with 16 KiB results, 10 expired \
                     results dropped, every chore full, 1000-start rate rings, events full",
             setup: busy_queue,
+            keys: Keys::of("work_queue/take", QUEUE),
+            args: take_acking_busy_jobs(),
+        },
+        Case {
+            script: "work_queue/take",
+            input: "limit 10 on the busy queue keeping 1 completed job for 1 ms: 10 acked jobs kept with 16 KiB \
+                    results, 10 old ones dropped (each with 64 KiB of log lines and a 16 KiB result)",
+            setup: retained_queue,
             keys: Keys::of("work_queue/take", QUEUE),
             args: take_acking_busy_jobs(),
         },
@@ -2621,15 +2637,28 @@ fn busy_links(con: &mut redis::Connection, k: &Keys) {
 
 /// The queue's keys, as `take` names them, in the order the setups' Lua takes them:
 /// waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events,
-/// results, kept, turns.
+/// results, kept, turns, completed.
 fn queue_keys(k: &Keys) -> Keys {
     k.like("work_queue/take")
 }
 
 /// The names of [`queue_keys`], in that order.
-const QUEUE_KEYS: [&str; 14] = [
-    "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal",
-    "events", "results", "kept", "turns",
+const QUEUE_KEYS: [&str; 15] = [
+    "waiting",
+    "delayed",
+    "leased",
+    "dead",
+    "parked",
+    "jobs",
+    "groups",
+    "wake",
+    "idle",
+    "signal",
+    "events",
+    "results",
+    "kept",
+    "turns",
+    "completed",
 ];
 
 /// The queue, paused.
@@ -2744,6 +2773,31 @@ fn busy_queue(con: &mut redis::Connection, k: &Keys) {
          end
          for n = 0, 9 do redis.call('HSET', g, 'u:R' .. n, 1) end",
         &queue.named(&QUEUE_KEYS),
+        &[],
+    );
+}
+
+/// `busy_queue` keeping its history at the tightest bounds (1 completed job, for 1 ms),
+/// with 1,000 completed jobs already kept, each with its record, 1,000 log lines of 64
+/// bytes and a 16 KiB result: every ack and take drops the most (2 and `limit`).
+fn retained_queue(con: &mut redis::Connection, k: &Keys) {
+    busy_queue(con, k);
+    let queue = queue_keys(k);
+    fill_lua(
+        con,
+        "local j, c = KEYS[1], KEYS[2]
+         redis.call('HSET', j, '#settings', cmsgpack.pack({ 3, 0, 1000, 10000000000, 1000000, 1000, 10000000000,
+           1, 1, 1440, 100000, 3600000, 16384, 0, 1, 1 }))
+         local lines = {}
+         for n = 1, 1000 do lines[n] = string.rep('l', 64) end
+         local log = cmsgpack.pack(lines)
+         for n = 1, 1000 do
+           local id = 'c:' .. n
+           redis.call('HSET', j, 'd:' .. id, string.rep('x', 100), 's:' .. id, 'completed', 'r:' .. id, 9,
+             'n:' .. id, 1, 'b:' .. id, 1, 'f:' .. id, 1, 'v:' .. id, string.rep('r', 16384), 'l:' .. id, log)
+           redis.call('ZADD', c, 1, id)
+         end",
+        &queue.named(&["jobs", "completed"]),
         &[],
     );
 }

@@ -10570,6 +10570,18 @@ pub mod work_queue {
             KEPT.forms[0].build(&[name])
         }
 
+        #[doc = " The template of `completed` (a zset), `{<name>}:completed`: job id -> when it completed (ms, server clock), while kept"]
+        #[doc = ""]
+        #[doc = " Build its name with [`completed()`]."]
+        pub static COMPLETED: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:completed", forms: &[crate::KeyForm { text: "{<name>}:completed", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":completed")] }] };
+
+        #[doc = " The name of `completed`: `{<name>}:completed`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
+        pub fn completed(name: &str) -> crate::Result<String> {
+            COMPLETED.forms[0].build(&[name])
+        }
+
         #[doc = " The template of `delayed` (a zset), `{<name>}:delayed`: job id -> when it becomes waiting (ms, server clock)"]
         #[doc = ""]
         #[doc = " Build its name with [`delayed()`]."]
@@ -10679,17 +10691,17 @@ pub mod work_queue {
         }
     }
 
-    #[doc = " `work_queue/ack`: Ends a job that was done: it leaves the queue, and its group frees a slot."]
+    #[doc = " `work_queue/ack`: Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`ack()`]."]
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "94291cc8f71114cd1b8addfada6cf5af21cd4f52",
+        sha1: "25d1bedcc92d0b89c31b8a39d1d7a339e8c90469",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
-        summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
-        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. With events on, an ack without a result keeps\nan empty one for as long, so that a wait for the job tells it from a job never added.\nA flow's child that ends lets its parent run once it was the last one (see\n`add_flow.lua`), and with events on the parent's `waiting` follows the child's\n`completed`.",
+        summary: "Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot.",
+        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. With events on, an ack without a result keeps\nan empty one for as long, so that a wait for the job tells it from a job never added.\nA flow's child that ends lets its parent run once it was the last one (see\n`add_flow.lua`), and with events on the parent's `waiting` follows the child's\n`completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,\nBullMQ's `removeOnComplete`), the job stays in `completed` with its record: state\n'completed', b: when its last delivery was taken (when take.lua wrote it), v: its\nresult, and when it finished as its score in `completed`; its payload, deliveries,\ngroup, last error, progress and logs as they were. Then up to two of the oldest\ncompleted jobs beyond the queue's count or age go; a job added with\n`remove_on_complete` goes at once instead (see `add.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -10700,6 +10712,7 @@ pub mod work_queue {
             crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
             crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
@@ -10708,14 +10721,14 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "int", doc: "when the job was acked (ms, server clock)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 9 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member of the group that take.lua did not write; nothing was written" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings or metrics these scripts did not write; nothing was written" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings, metrics or options these scripts did not write; nothing written" },
             crate::ErrorDoc { code: "RESULT_TOO_BIG", doc: "`result` is longer than the queue's `result_max`; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
@@ -10724,7 +10737,7 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Ends a job that was done: it leaves the queue, and its group frees a slot."]
+    #[doc = " Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot."]
     #[doc = ""]
     #[doc = " Beyond the books. Only the holder of the job's current lease (the token `take.lua`"]
     #[doc = " gave it) can ack it. A worker whose lease ran out and whose job was handed to another"]
@@ -10737,9 +10750,15 @@ pub mod work_queue {
     #[doc = " an empty one for as long, so that a wait for the job tells it from a job never added."]
     #[doc = " A flow's child that ends lets its parent run once it was the last one (see"]
     #[doc = " `add_flow.lua`), and with events on the parent's `waiting` follows the child's"]
-    #[doc = " `completed`."]
+    #[doc = " `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,"]
+    #[doc = " BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state"]
+    #[doc = " 'completed', b: when its last delivery was taken (when take.lua wrote it), v: its"]
+    #[doc = " result, and when it finished as its score in `completed`; its payload, deliveries,"]
+    #[doc = " group, last error, progress and logs as they were. Then up to two of the oldest"]
+    #[doc = " completed jobs beyond the queue's count or age go; a job added with"]
+    #[doc = " `remove_on_complete` goes at once instead (see `add.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `94291cc8f71114cd1b8addfada6cf5af21cd4f52`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `25d1bedcc92d0b89c31b8a39d1d7a339e8c90469`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10751,6 +10770,7 @@ pub mod work_queue {
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -10760,19 +10780,19 @@ pub mod work_queue {
     #[doc = " Returns (`int`): when the job was acked (ms, server clock)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 9 keys and 3 arguments"]
+    #[doc = " - `BAD_ARGS`: not 10 keys and 3 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member of the group that take.lua did not write; nothing was written"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds settings or metrics these scripts did not write; nothing was written"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds settings, metrics or options these scripts did not write; nothing written"]
     #[doc = " - `RESULT_TOO_BIG`: `result` is longer than the queue's `result_max`; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn ack(waiting: &str, leased: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, results: &str, kept: &str, id: &str, token: &str, result: &[u8]) -> crate::Op<i64> {
-        crate::ScriptCall::new(&ACK).key(waiting).key(leased).key(parked).key(jobs).key(groups).key(signal).key(events).key(results).key(kept).arg(id).arg(token).arg(result).finish()
+    pub fn ack(waiting: &str, leased: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, results: &str, kept: &str, completed: &str, id: &str, token: &str, result: &[u8]) -> crate::Op<i64> {
+        crate::ScriptCall::new(&ACK).key(waiting).key(leased).key(parked).key(jobs).key(groups).key(signal).key(events).key(results).key(kept).key(completed).arg(id).arg(token).arg(result).finish()
     }
 
     #[doc = " `work_queue/add`: Adds a job, unless a job with the same id is in the queue (deduplication)."]
@@ -10781,11 +10801,11 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "01b9b471d074732bf4770594821013c74981b7ff",
+        sha1: "18887404f7155598870d7d93d129be4ec48cbc20",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nWith events on (`configure.lua`), a job added appends `added` with its state.\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's.",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nWith events on (`configure.lua`), a job added appends `added` with its state.\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's. A job that\nsets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as\n`true`) is dropped when it ends so, even while the queue keeps such jobs\n(`configure.lua`); how many and how long are the queue's alone.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -10806,10 +10826,12 @@ pub mod work_queue {
             crate::Param { name: "backoff_delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the fixed delay, or the exponential backoff's first one", template: None },
             crate::Param { name: "backoff_max", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the exponential backoff's longest delay", template: None },
             crate::Param { name: "lifo", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ahead of the jobs waiting at its priority, not behind them", template: None },
+            crate::Param { name: "remove_on_complete", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "dropped once completed, even while the queue keeps completed jobs", template: None },
+            crate::Param { name: "remove_on_fail", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "dropped once dead, even while the queue keeps dead jobs", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 10 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 12 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -10818,6 +10840,8 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_BACKOFF_DELAY", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_BACKOFF_MAX", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIFO", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_REMOVE_ON_COMPLETE", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_REMOVE_ON_FAIL", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
             crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
@@ -10830,6 +10854,8 @@ pub mod work_queue {
             crate::Preset { name: "backoff_delay", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
             crate::Preset { name: "backoff_max", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
             crate::Preset { name: "lifo", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: behind the jobs of its priority" },
+            crate::Preset { name: "remove_on_complete", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps completed jobs" },
+            crate::Preset { name: "remove_on_fail", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps dead jobs" },
         ],
     };
 
@@ -10853,9 +10879,12 @@ pub mod work_queue {
     #[doc = " `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a"]
     #[doc = " `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'"]
     #[doc = " (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random"]
-    #[doc = " point from half of that to all of it). 0 and 'worker' keep the caller's."]
+    #[doc = " point from half of that to all of it). 0 and 'worker' keep the caller's. A job that"]
+    #[doc = " sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as"]
+    #[doc = " `true`) is dropped when it ends so, even while the queue keeps such jobs"]
+    #[doc = " (`configure.lua`); how many and how long are the queue's alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `01b9b471d074732bf4770594821013c74981b7ff`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `18887404f7155598870d7d93d129be4ec48cbc20`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10877,11 +10906,13 @@ pub mod work_queue {
     #[doc = " - `backoff_delay` (`ms`, from 0 to 1000000000000 ms): the fixed delay, or the exponential backoff's first one"]
     #[doc = " - `backoff_max` (`ms`, from 0 to 1000000000000 ms): the exponential backoff's longest delay"]
     #[doc = " - `lifo` (`bool`): ahead of the jobs waiting at its priority, not behind them"]
+    #[doc = " - `remove_on_complete` (`bool`): dropped once completed, even while the queue keeps completed jobs"]
+    #[doc = " - `remove_on_fail` (`bool`): dropped once dead, even while the queue keeps dead jobs"]
     #[doc = ""]
     #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 7 keys and 10 arguments"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 12 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -10890,13 +10921,15 @@ pub mod work_queue {
     #[doc = " - `BAD_BACKOFF_DELAY`: not whole milliseconds within its range"]
     #[doc = " - `BAD_BACKOFF_MAX`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIFO`: not 1 or 0"]
+    #[doc = " - `BAD_REMOVE_ON_COMPLETE`: not 1 or 0"]
+    #[doc = " - `BAD_REMOVE_ON_FAIL`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool) -> crate::Op<(bool, String,)> {
-        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).finish()
+    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, remove_on_complete: bool, remove_on_fail: bool) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(remove_on_complete).arg(remove_on_fail).finish()
     }
 
     #[doc = " `work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id within its window."]
@@ -10905,7 +10938,7 @@ pub mod work_queue {
     pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
         name: "work_queue/add_deduplicated",
         path: "scripts/work_queue/add_deduplicated.lua",
-        sha1: "a2fdeb34bb4f2641c3b5fd6e57a5f9a5ff5d4022",
+        sha1: "c93534222d7886fa3368b12d4584dd6ef0c2d8c2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
         flags: &[],
         summary: "Adds a job unless one was added under the same deduplication id within its window.",
@@ -10931,6 +10964,8 @@ pub mod work_queue {
             crate::Param { name: "backoff_delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the fixed delay, or the exponential backoff's first one", template: None },
             crate::Param { name: "backoff_max", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the exponential backoff's longest delay", template: None },
             crate::Param { name: "lifo", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ahead of the jobs waiting at its priority, not behind them", template: None },
+            crate::Param { name: "remove_on_complete", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "dropped once completed, even while the queue keeps completed jobs", template: None },
+            crate::Param { name: "remove_on_fail", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "dropped once dead, even while the queue keeps dead jobs", template: None },
             crate::Param { name: "dedup", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the deduplication id", template: None },
             crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the window lasts", template: None },
             crate::Param { name: "extend", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "a call within the window starts it again", template: None },
@@ -10938,7 +10973,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(string, string, string?)", doc: "'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 14 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 16 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -10947,6 +10982,8 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_BACKOFF_DELAY", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_BACKOFF_MAX", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIFO", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_REMOVE_ON_COMPLETE", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_REMOVE_ON_FAIL", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_DEDUP", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_EXTEND", doc: "not 1 or 0" },
@@ -10963,6 +11000,8 @@ pub mod work_queue {
             crate::Preset { name: "backoff_delay", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
             crate::Preset { name: "backoff_max", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
             crate::Preset { name: "lifo", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: behind the jobs of its priority" },
+            crate::Preset { name: "remove_on_complete", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps completed jobs" },
+            crate::Preset { name: "remove_on_fail", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps dead jobs" },
             crate::Preset { name: "extend", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the window is not extended" },
             crate::Preset { name: "replace", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the payload is not replaced" },
         ],
@@ -10982,7 +11021,7 @@ pub mod work_queue {
     #[doc = " need no window: `add.lua` refuses an id while its job is in the queue. With events on,"]
     #[doc = " a job added appends `added` with its state."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `a2fdeb34bb4f2641c3b5fd6e57a5f9a5ff5d4022`)."]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `c93534222d7886fa3368b12d4584dd6ef0c2d8c2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11005,6 +11044,8 @@ pub mod work_queue {
     #[doc = " - `backoff_delay` (`ms`, from 0 to 1000000000000 ms): the fixed delay, or the exponential backoff's first one"]
     #[doc = " - `backoff_max` (`ms`, from 0 to 1000000000000 ms): the exponential backoff's longest delay"]
     #[doc = " - `lifo` (`bool`): ahead of the jobs waiting at its priority, not behind them"]
+    #[doc = " - `remove_on_complete` (`bool`): dropped once completed, even while the queue keeps completed jobs"]
+    #[doc = " - `remove_on_fail` (`bool`): dropped once dead, even while the queue keeps dead jobs"]
     #[doc = " - `dedup` (`string`, not empty): the deduplication id"]
     #[doc = " - `ttl` (`ms`, from 1 to 999999999999999 ms): how long the window lasts"]
     #[doc = " - `extend` (`bool`): a call within the window starts it again"]
@@ -11013,7 +11054,7 @@ pub mod work_queue {
     #[doc = " Returns (`(string, string, string?)`): 'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 8 keys and 14 arguments"]
+    #[doc = " - `BAD_ARGS`: not 8 keys and 16 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -11022,6 +11063,8 @@ pub mod work_queue {
     #[doc = " - `BAD_BACKOFF_DELAY`: not whole milliseconds within its range"]
     #[doc = " - `BAD_BACKOFF_MAX`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIFO`: not 1 or 0"]
+    #[doc = " - `BAD_REMOVE_ON_COMPLETE`: not 1 or 0"]
+    #[doc = " - `BAD_REMOVE_ON_FAIL`: not 1 or 0"]
     #[doc = " - `BAD_DEDUP`: empty"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_EXTEND`: not 1 or 0"]
@@ -11031,8 +11074,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add_deduplicated(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, window: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, dedup: &str, ttl: ::std::time::Duration, extend: bool, replace: bool) -> crate::Op<(String, String, Option<String>,)> {
-        crate::ScriptCall::new(&ADD_DEDUPLICATED).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).key(window).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(dedup).arg(ttl).arg(extend).arg(replace).finish()
+    pub fn add_deduplicated(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, window: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, remove_on_complete: bool, remove_on_fail: bool, dedup: &str, ttl: ::std::time::Duration, extend: bool, replace: bool) -> crate::Op<(String, String, Option<String>,)> {
+        crate::ScriptCall::new(&ADD_DEDUPLICATED).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).key(window).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(remove_on_complete).arg(remove_on_fail).arg(dedup).arg(ttl).arg(extend).arg(replace).finish()
     }
 
     #[doc = " `work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
@@ -11041,7 +11084,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "ab22ed9eeb068b036ffe51f47ce45c51403c89ec",
+        sha1: "155169f717c837b8a38f3955498d41ffe6788630",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -11094,7 +11137,7 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `ab22ed9eeb068b036ffe51f47ce45c51403c89ec`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `155169f717c837b8a38f3955498d41ffe6788630`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11125,50 +11168,56 @@ pub mod work_queue {
         crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(group).args(children).finish()
     }
 
-    #[doc = " `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first."]
+    #[doc = " `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first first."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`clean()`]."]
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "9580edddd7fbde92d1c13bf4870b937caef85a21",
+        sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
-        summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
-        description: "Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's \"clear\"). Waiting\nand parked jobs go in the order they would run, delayed ones by due time, dead ones\noldest first; their records go with them. Leased jobs are left to their workers (see\n`remove.lua`). The work per call is bounded; call again while it removes `count`.",
+        summary: "Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first first.",
+        description: "Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's \"clear\"). Waiting\nand parked jobs go in the order they would run, delayed ones by due time, dead and\ncompleted ones oldest first, only those that ended at least `grace` ago (BullMQ's\n`clean(grace, limit, type)`); their records go with them. The other states have no\nend time: for them `grace` must be 0. Leased jobs are left to their workers (see\n`remove.lua`). The work per call is bounded; call again while it removes `count`.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
-            crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "parked", "dead"]), doc: "the state whose jobs go", template: None },
+            crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "parked", "dead", "completed"]), doc: "the state whose jobs go", template: None },
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs removed", template: None },
+            crate::Param { name: "grace", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "dead and completed jobs that ended less than this long ago stay", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "how many jobs were removed" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_GRACE", doc: "not whole milliseconds within its range, or not 0 for a state without end times" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
         ],
-        clock: None,
+        clock: Some(crate::Clock::Server),
         complexity: "O(C × log N), C = `count`, N = the jobs",
         defaults: &[
+            crate::Preset { name: "grace", value: crate::PresetValue::Text("0"), doc: "WorkQueue::clean: whatever their age" },
         ],
     };
 
-    #[doc = " Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first."]
+    #[doc = " Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first first."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's \"clear\"). Waiting"]
-    #[doc = " and parked jobs go in the order they would run, delayed ones by due time, dead ones"]
-    #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
+    #[doc = " and parked jobs go in the order they would run, delayed ones by due time, dead and"]
+    #[doc = " completed ones oldest first, only those that ended at least `grace` ago (BullMQ's"]
+    #[doc = " `clean(grace, limit, type)`); their records go with them. The other states have no"]
+    #[doc = " end time: for them `grace` must be 0. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `9580edddd7fbde92d1c13bf4870b937caef85a21`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `4cd44d901c4a6097f36f183c385112bbbf0dbe2b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11176,23 +11225,26 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `parked`, `dead`): the state whose jobs go"]
+    #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `parked`, `dead`, `completed`): the state whose jobs go"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs removed"]
+    #[doc = " - `grace` (`ms`, from 0 to 1000000000000 ms): dead and completed jobs that ended less than this long ago stay"]
     #[doc = ""]
     #[doc = " Returns (`uint`): how many jobs were removed"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 2 arguments"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 3 arguments"]
     #[doc = " - `BAD_STATE`: not one of its choices"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_GRACE`: not whole milliseconds within its range, or not 0 for a state without end times"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
-    #[doc = " Complexity: O(C × log N), C = `count`, N = the jobs."]
-    pub fn clean(waiting: &str, delayed: &str, dead: &str, parked: &str, jobs: &str, state: &str, count: u64) -> crate::Op<u64> {
-        crate::ScriptCall::new(&CLEAN).key(waiting).key(delayed).key(dead).key(parked).key(jobs).arg(state).arg(count).finish()
+    #[doc = " Complexity: O(C × log N), C = `count`, N = the jobs. Clock: the server's `TIME`."]
+    pub fn clean(waiting: &str, delayed: &str, dead: &str, parked: &str, jobs: &str, completed: &str, state: &str, count: u64, grace: ::std::time::Duration) -> crate::Op<u64> {
+        crate::ScriptCall::new(&CLEAN).key(waiting).key(delayed).key(dead).key(parked).key(jobs).key(completed).arg(state).arg(count).arg(grace).finish()
     }
 
     #[doc = " `work_queue/configure`: Changes the queue's settings that it is given, and keeps the others."]
@@ -11201,11 +11253,11 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "1e55558741707eccb029181d796ae70d44fa963f",
+        sha1: "8a179c738ee7807e446b520fdf26617f1e3f5f85",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Changes the queue's settings that it is given, and keeps the others.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the\nmetrics window, the events cap, the results' bounds and group turns. They live in\n`jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and\n`take.lua` reads them on every call, so a worker deployed with other code applies the\nsame limits, and a change takes effect on the next `take`. Settings that an earlier\nversion wrote as text are read as before, and written again in the new form here\n(which earlier versions' scripts refuse with BAD_JOBS: upgrade every app first). An\nempty argument leaves its setting as it is: the merge happens here, in one call, so\ntwo operators who change different settings at the same moment both keep their change.\nUntil this runs the queue has no limits, keeps at most 10,000 dead jobs for at most\n180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands\neach). A new queue rate starts its ring of start times anew (the old start times stay,\nat most 1,000, until a later ring overwrites them or the queue is deleted). A new\nmetrics window keeps the totals and the slots of the minutes it still covers (each\nslot names its minute, so one of another minute reads as 0); the slots beyond a\nsmaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 100 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set\ncaps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,\nthe events cap, the results' bounds and group turns. They live in\n`jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and\n`take.lua` reads them on every call, so a worker deployed with other code applies the\nsame limits, and a change takes effect on the next `take`. Settings that an earlier\nversion wrote as text are read as before, and written again in the new form here\n(which earlier versions' scripts refuse with BAD_JOBS: upgrade every app first). An\nempty argument leaves its setting as it is: the merge happens here, in one call, so\ntwo operators who change different settings at the same moment both keep their change.\nUntil this runs the queue has no limits, keeps at most 10,000 dead jobs for at most\n180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end\njobs two hash commands each). With `completed_max` above 0, a job that ends well\nstays in `completed` with its record, when it started and finished and its result\n(see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);\nthe scripts that end jobs drop the oldest beyond either bound, a few per call, and\n`take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue\nrate starts its ring of start times anew (the old start times stay, at most 1,000,\nuntil a later ring overwrites them or the queue is deleted). A new\nmetrics window keeps the totals and the slots of the minutes it still covers (each\nslot names its minute, so one of another minute reads as 0); the slots beyond a\nsmaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 100 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -11227,10 +11279,12 @@ pub mod work_queue {
             crate::Param { name: "result_ttl", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2592000000 }, doc: "how long a job's result is kept (30 days at most)", template: None },
             crate::Param { name: "result_max", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 16384 }, doc: "the longest result kept, in bytes (16 KiB at most)", template: None },
             crate::Param { name: "group_turns", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1 }, doc: "1 for groups with jobs ready taking turns (round-robin); 0 for no turns", template: None },
+            crate::Param { name: "completed_max", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 10000000 }, doc: "the most completed jobs kept; the oldest go first; 0 for none", template: None },
+            crate::Param { name: "completed_age", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long a completed job is kept", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 13 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 15 arguments" },
             crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range (or empty)" },
@@ -11244,6 +11298,8 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_RESULT_TTL", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_RESULT_MAX", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_GROUP_TURNS", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_COMPLETED_MAX", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_COMPLETED_AGE", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
@@ -11257,8 +11313,9 @@ pub mod work_queue {
     #[doc = " Changes the queue's settings that it is given, and keeps the others."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,"]
-    #[doc = " its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the"]
-    #[doc = " metrics window, the events cap, the results' bounds and group turns. They live in"]
+    #[doc = " its worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set"]
+    #[doc = " caps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,"]
+    #[doc = " the events cap, the results' bounds and group turns. They live in"]
     #[doc = " `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and"]
     #[doc = " `take.lua` reads them on every call, so a worker deployed with other code applies the"]
     #[doc = " same limits, and a change takes effect on the next `take`. Settings that an earlier"]
@@ -11267,9 +11324,14 @@ pub mod work_queue {
     #[doc = " empty argument leaves its setting as it is: the merge happens here, in one call, so"]
     #[doc = " two operators who change different settings at the same moment both keep their change."]
     #[doc = " Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most"]
-    #[doc = " 180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands"]
-    #[doc = " each). A new queue rate starts its ring of start times anew (the old start times stay,"]
-    #[doc = " at most 1,000, until a later ring overwrites them or the queue is deleted). A new"]
+    #[doc = " 180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end"]
+    #[doc = " jobs two hash commands each). With `completed_max` above 0, a job that ends well"]
+    #[doc = " stays in `completed` with its record, when it started and finished and its result"]
+    #[doc = " (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);"]
+    #[doc = " the scripts that end jobs drop the oldest beyond either bound, a few per call, and"]
+    #[doc = " `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue"]
+    #[doc = " rate starts its ring of start times anew (the old start times stay, at most 1,000,"]
+    #[doc = " until a later ring overwrites them or the queue is deleted). A new"]
     #[doc = " metrics window keeps the totals and the slots of the minutes it still covers (each"]
     #[doc = " slot names its minute, so one of another minute reads as 0); the slots beyond a"]
     #[doc = " smaller window stay, at most 1,440, until the queue is deleted."]
@@ -11290,7 +11352,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `1e55558741707eccb029181d796ae70d44fa963f`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `8a179c738ee7807e446b520fdf26617f1e3f5f85`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11313,11 +11375,13 @@ pub mod work_queue {
     #[doc = " - `result_ttl` (`ms?`, from 1 to 2592000000 ms): how long a job's result is kept (30 days at most)"]
     #[doc = " - `result_max` (`uint?`, from 1 to 16384): the longest result kept, in bytes (16 KiB at most)"]
     #[doc = " - `group_turns` (`uint?`, from 0 to 1): 1 for groups with jobs ready taking turns (round-robin); 0 for no turns"]
+    #[doc = " - `completed_max` (`uint?`, from 0 to 10000000): the most completed jobs kept; the oldest go first; 0 for none"]
+    #[doc = " - `completed_age` (`ms?`, from 1 to 1000000000000 ms): how long a completed job is kept"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 13 arguments"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 15 arguments"]
     #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_GROUP_RATE`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range (or empty)"]
@@ -11331,13 +11395,15 @@ pub mod work_queue {
     #[doc = " - `BAD_RESULT_TTL`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_RESULT_MAX`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_GROUP_TURNS`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_COMPLETED_MAX`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_COMPLETED_AGE`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed."]
-    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, events: &str, group_concurrency: Option<u64>, group_rate: Option<u64>, group_period: Option<::std::time::Duration>, queue_concurrency: Option<u64>, queue_rate: Option<u64>, queue_period: Option<::std::time::Duration>, dead_max: Option<u64>, dead_age: Option<::std::time::Duration>, metrics_minutes: Option<u64>, events_max: Option<u64>, result_ttl: Option<::std::time::Duration>, result_max: Option<u64>, group_turns: Option<u64>) -> crate::Op<(bool, u64,)> {
-        crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).key(events).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).arg(events_max).arg(result_ttl).arg(result_max).arg(group_turns).finish()
+    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, events: &str, group_concurrency: Option<u64>, group_rate: Option<u64>, group_period: Option<::std::time::Duration>, queue_concurrency: Option<u64>, queue_rate: Option<u64>, queue_period: Option<::std::time::Duration>, dead_max: Option<u64>, dead_age: Option<::std::time::Duration>, metrics_minutes: Option<u64>, events_max: Option<u64>, result_ttl: Option<::std::time::Duration>, result_max: Option<u64>, group_turns: Option<u64>, completed_max: Option<u64>, completed_age: Option<::std::time::Duration>) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).key(events).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).arg(events_max).arg(result_ttl).arg(result_max).arg(group_turns).arg(completed_max).arg(completed_age).finish()
     }
 
     #[doc = " `work_queue/counts`: Counts the jobs in each state, at one instant."]
@@ -11346,7 +11412,7 @@ pub mod work_queue {
     pub static COUNTS: crate::Script = crate::Script {
         name: "work_queue/counts",
         path: "scripts/work_queue/counts.lua",
-        sha1: "d4739663b83ee03296bf98d272b9cfa860f16f1d",
+        sha1: "2b9dbdee076475f6723c37906359dfa5c8a60b00",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/counts.lua")),
         flags: &["no-writes", ],
         summary: "Counts the jobs in each state, at one instant.",
@@ -11357,12 +11423,13 @@ pub mod work_queue {
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
         ],
-        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint)", doc: "waiting, parked, delayed, leased, dead" },
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint)", doc: "waiting, parked, delayed, leased, dead, completed (kept)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
@@ -11376,7 +11443,7 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators and dashboards. A leased job whose lease ran out"]
     #[doc = " counts as leased until a `take.lua` call hands it back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `d4739663b83ee03296bf98d272b9cfa860f16f1d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `2b9dbdee076475f6723c37906359dfa5c8a60b00`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11384,16 +11451,17 @@ pub mod work_queue {
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint, uint, uint, uint)`): waiting, parked, delayed, leased, dead"]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint)`): waiting, parked, delayed, leased, dead, completed (kept)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 0 arguments"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn counts(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str) -> crate::Op<(u64, u64, u64, u64, u64,)> {
-        crate::ScriptCall::new(&COUNTS).key(waiting).key(delayed).key(leased).key(dead).key(parked).finish()
+    pub fn counts(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, completed: &str) -> crate::Op<(u64, u64, u64, u64, u64, u64,)> {
+        crate::ScriptCall::new(&COUNTS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(completed).finish()
     }
 
     #[doc = " `work_queue/delete_queue`: Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys."]
@@ -11402,7 +11470,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "66e7f7af2f41c7a980bc027427afaaab44da0a39",
+        sha1: "4f1061c260d740004f35182b34ef076ed78314b3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11422,6 +11490,7 @@ pub mod work_queue {
             crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs removed in this call", template: None },
@@ -11429,7 +11498,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "uint", doc: "the jobs left; 0 once the queue is deleted" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 14 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 15 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_FORCE", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -11452,7 +11521,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `66e7f7af2f41c7a980bc027427afaaab44da0a39`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `4f1061c260d740004f35182b34ef076ed78314b3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11469,6 +11538,7 @@ pub mod work_queue {
     #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs removed in this call"]
@@ -11477,7 +11547,7 @@ pub mod work_queue {
     #[doc = " Returns (`uint`): the jobs left; 0 once the queue is deleted"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 14 keys and 2 arguments"]
+    #[doc = " - `BAD_ARGS`: not 15 keys and 2 arguments"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_FORCE`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
@@ -11486,8 +11556,8 @@ pub mod work_queue {
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)."]
-    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, count: u64, force: bool) -> crate::Op<u64> {
-        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).arg(count).arg(force).finish()
+    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, count: u64, force: bool) -> crate::Op<u64> {
+        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).key(completed).arg(count).arg(force).finish()
     }
 
     #[doc = " `work_queue/due`: Reads the schedules whose next run time has come, for a scheduler loop to fire."]
@@ -11706,7 +11776,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "47f95b3e2534ac0de2f1c17729a2646cc2773795",
+        sha1: "a1514e5f2e92e3df91fee9ecd284eadcc031f594",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11766,7 +11836,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `47f95b3e2534ac0de2f1c17729a2646cc2773795`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `a1514e5f2e92e3df91fee9ecd284eadcc031f594`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11803,33 +11873,34 @@ pub mod work_queue {
         crate::ScriptCall::new(&FIRE).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(schedules).key(due).key(turns).arg(schedule).arg(run).arg(rev).args(times).finish()
     }
 
-    #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress and children."]
+    #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress, children, times and result."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`job()`]."]
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "d87c636427e142c9f970a8b4cfec7150376768ab",
+        sha1: "e05c8eef68b5791e2bbdf30727378a659515e1bc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
-        summary: "Reads one job: its state, deliveries, group, last error, payload, progress and children.",
-        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, or when a job died; waiting and parked jobs have none.",
+        summary: "Reads one job: its state, deliveries, group, last error, payload, progress, children, times and result.",
+        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, when a job died, or when it completed; waiting and parked jobs have none. A completed\njob (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and\nit and a job leased or ended since the queue began to keep them when its last delivery\nstarted.",
         keys: &[
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
-        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none); nil when there is no job with this id" },
+        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?, bytes?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none), when its last delivery started (nil for none kept), and its result when completed (nil for none); nil when there is no job with this id" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count for the job that these scripts did not write" },
-            crate::ErrorDoc { code: "BAD_TIME", doc: "the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)" },
+            crate::ErrorDoc { code: "BAD_TIME", doc: "the job's time in its state's set, or when it started, is not whole ms" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -11837,35 +11908,39 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Reads one job: its state, deliveries, group, last error, payload, progress and children."]
+    #[doc = " Reads one job: its state, deliveries, group, last error, payload, progress, children, times and result."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators and for a caller whose add was deduplicated."]
     #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
-    #[doc = " out, or when a job died; waiting and parked jobs have none."]
+    #[doc = " out, when a job died, or when it completed; waiting and parked jobs have none. A completed"]
+    #[doc = " job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and"]
+    #[doc = " it and a job leased or ended since the queue began to keep them when its last delivery"]
+    #[doc = " started."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `d87c636427e142c9f970a8b4cfec7150376768ab`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `e05c8eef68b5791e2bbdf30727378a659515e1bc`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = ""]
-    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none); nil when there is no job with this id"]
+    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?, bytes?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none), when its last delivery started (nil for none kept), and its result when completed (nil for none); nil when there is no job with this id"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count for the job that these scripts did not write"]
-    #[doc = " - `BAD_TIME`: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)"]
+    #[doc = " - `BAD_TIME`: the job's time in its state's set, or when it started, is not whole ms"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<Vec<u8>>, u64, Option<Vec<u8>>,)>> {
-        crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).arg(id).finish()
+    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, completed: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<Vec<u8>>, u64, Option<Vec<u8>>, Option<u64>, Option<Vec<u8>>,)>> {
+        crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).key(completed).arg(id).finish()
     }
 
     #[doc = " `work_queue/list`: Lists one page of the jobs in a state, for operators."]
@@ -11874,11 +11949,11 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "f1b0cacaea41766add55acec48df94d71b36cf96",
+        sha1: "411f5fcc2ea73108a2464f563c5c677a062b7d63",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
-        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.",
+        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,\ncompleted jobs (while the queue keeps them: see `configure.lua`) by when they completed.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11886,20 +11961,21 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
-            crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "leased", "dead", "parked"]), doc: "the state to list", template: None },
+            crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "leased", "dead", "parked", "completed"]), doc: "the state to list", template: None },
             crate::Param { name: "offset", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000 }, doc: "how many jobs of the state to skip", template: None },
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs listed", template: None },
         ],
-        returns: crate::Returns { ty: "[(string, uint, uint, string?, bytes?, bytes, uint?)]", doc: "a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state, as `job.lua` answers it" },
+        returns: crate::Returns { ty: "[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]", doc: "a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state, and when its last delivery started, as `job.lua` answers them" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_OFFSET", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a listed job's rank or delivery count that these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a listed job's rank, delivery count or start these scripts did not write" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write" },
         ],
         clock: None,
@@ -11911,11 +11987,12 @@ pub mod work_queue {
     #[doc = " Lists one page of the jobs in a state, for operators."]
     #[doc = ""]
     #[doc = " Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by"]
-    #[doc = " due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group."]
+    #[doc = " due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,"]
+    #[doc = " completed jobs (while the queue keeps them: see `configure.lua`) by when they completed."]
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `f1b0cacaea41766add55acec48df94d71b36cf96`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `411f5fcc2ea73108a2464f563c5c677a062b7d63`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11924,26 +12001,27 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`): the state to list"]
+    #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the state to list"]
     #[doc = " - `offset` (`uint`, from 0 to 1000000000): how many jobs of the state to skip"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs listed"]
     #[doc = ""]
-    #[doc = " Returns (`[(string, uint, uint, string?, bytes?, bytes, uint?)]`): a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state, as `job.lua` answers it"]
+    #[doc = " Returns (`[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]`): a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state, and when its last delivery started, as `job.lua` answers them"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 3 arguments"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 3 arguments"]
     #[doc = " - `BAD_STATE`: not one of its choices"]
     #[doc = " - `BAD_OFFSET`: not an integer within its range"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a listed job's rank or delivery count that these scripts did not write"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a listed job's rank, delivery count or start these scripts did not write"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the jobs in the state, M = `count`."]
-    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
-        crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).arg(state).arg(offset).arg(count).finish()
+    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, completed: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<u64>,)>> {
+        crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(completed).arg(state).arg(offset).arg(count).finish()
     }
 
     #[doc = " `work_queue/log`: Keeps a log line with a running job: `logs.lua` reads them, until the job ends."]
@@ -12090,7 +12168,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "47b181cd6d95ba16c41b25bfc8793f444090d742",
+        sha1: "1ee934ab3f8e98ca4099a5a98265645846e085e4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -12103,13 +12181,14 @@ pub mod work_queue {
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
             crate::Param { name: "minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1440 }, doc: "how many of the last minutes to return, at most the window kept", template: None },
         ],
-        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])", doc: "counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries" },
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])", doc: "counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_MINUTES", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings or metrics these scripts did not write" },
@@ -12136,7 +12215,7 @@ pub mod work_queue {
     #[doc = " first in `turns` (the older of the two when both wait); nil when no job waits, or for a"]
     #[doc = " job that `add.lua` did not stamp (one added before it stamped every job)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `47b181cd6d95ba16c41b25bfc8793f444090d742`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `1ee934ab3f8e98ca4099a5a98265645846e085e4`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12146,14 +12225,15 @@ pub mod work_queue {
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `minutes` (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window kept"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`): counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries"]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`): counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 7 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 8 keys and 1 argument"]
     #[doc = " - `BAD_MINUTES`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings or metrics these scripts did not write"]
@@ -12161,8 +12241,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's `TIME`."]
-    pub fn metrics(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, turns: &str, minutes: u64) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, Option<u64>, u64, Vec<(u64, u64, u64,)>,)> {
-        crate::ScriptCall::new(&METRICS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(turns).arg(minutes).finish()
+    pub fn metrics(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, turns: &str, completed: &str, minutes: u64) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, u64, Option<u64>, u64, Vec<(u64, u64, u64,)>,)> {
+        crate::ScriptCall::new(&METRICS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(turns).key(completed).arg(minutes).finish()
     }
 
     #[doc = " `work_queue/nack`: Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue."]
@@ -12171,11 +12251,11 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "e8195d7507557dbbdcb7216b060c6c30ff96b88f",
+        sha1: "a84c23dc74f6c32cf772705a16d14d0929f4a8fa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). A job added with retry options of\nits own (see `add.lua`) is retried by them instead: its attempts replace\n`max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent\n(see `add_flow.lua`).",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). A job added with retry options of\nits own (see `add.lua`) is retried by them instead: its attempts replace\n`max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent\n(see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going\nto `dead` (the reply still says 'dead').",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12228,9 +12308,10 @@ pub mod work_queue {
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be"]
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
-    #[doc = " (see `add_flow.lua`)."]
+    #[doc = " (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going"]
+    #[doc = " to `dead` (the reply still says 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `e8195d7507557dbbdcb7216b060c6c30ff96b88f`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `a84c23dc74f6c32cf772705a16d14d0929f4a8fa`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12377,7 +12458,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
+        sha1: "d31ef95b790e1c8e9cf96c552fc826fba9d7de54",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -12414,7 +12495,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `e00b33f71bbe7e6a7b68a1235abfe0b044e0734f`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `d31ef95b790e1c8e9cf96c552fc826fba9d7de54`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12525,16 +12606,16 @@ pub mod work_queue {
         crate::ScriptCall::new(&RATE_LIMIT_GROUP).key(leased).key(parked).key(jobs).key(groups).key(wake).key(idle).arg(id).arg(token).arg(hold).finish()
     }
 
-    #[doc = " `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter)."]
+    #[doc = " `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead or completed (kept)."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`remove()`]."]
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "838886a39bf3cb2afb262099e18de5fc03a0207a",
+        sha1: "a693031883a71b9e6325c884a3535bb540453850",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
-        summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
+        summary: "Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).",
         description: "Beyond the books. A leased job is left to its worker, which acks or nacks it: removing\nit under the worker would let the worker's ack fail for no reason of its own.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
@@ -12542,13 +12623,14 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string?)", doc: "removed, and the state it was in (nil when there is no job with this id)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
@@ -12559,12 +12641,12 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter)."]
+    #[doc = " Removes a job that is not running: waiting, delayed, parked, dead or completed (kept)."]
     #[doc = ""]
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `838886a39bf3cb2afb262099e18de5fc03a0207a`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `a693031883a71b9e6325c884a3535bb540453850`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12572,6 +12654,7 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -12579,14 +12662,14 @@ pub mod work_queue {
     #[doc = " Returns (`(bool, string?)`): removed, and the state it was in (nil when there is no job with this id)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs."]
-    pub fn remove(waiting: &str, delayed: &str, dead: &str, parked: &str, jobs: &str, id: &str) -> crate::Op<(bool, Option<String>,)> {
-        crate::ScriptCall::new(&REMOVE).key(waiting).key(delayed).key(dead).key(parked).key(jobs).arg(id).finish()
+    pub fn remove(waiting: &str, delayed: &str, dead: &str, parked: &str, jobs: &str, completed: &str, id: &str) -> crate::Op<(bool, Option<String>,)> {
+        crate::ScriptCall::new(&REMOVE).key(waiting).key(delayed).key(dead).key(parked).key(jobs).key(completed).arg(id).finish()
     }
 
     #[doc = " `work_queue/remove_schedule`: Removes a schedule; the jobs it added stay in the queue."]
@@ -12651,7 +12734,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "e4307f54ed582cad6f3876240fe112e8b7e9f439",
+        sha1: "9fe634bd87d7c540314b46da09c3e24db758b264",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -12685,7 +12768,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `e4307f54ed582cad6f3876240fe112e8b7e9f439`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `9fe634bd87d7c540314b46da09c3e24db758b264`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12829,7 +12912,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "b768394d1b924f2a47d7870600f0189c119cb087",
+        sha1: "850a48c90a6a6658b91c327d5bdadbf184314092",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -12863,7 +12946,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `b768394d1b924f2a47d7870600f0189c119cb087`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `850a48c90a6a6658b91c327d5bdadbf184314092`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13261,23 +13344,23 @@ pub mod work_queue {
         crate::ScriptCall::new(&SET_SCHEDULE).key(schedules).key(due).key(schedules_wake).arg(schedule).arg(every).arg(offset).arg(cron).arg(tz).arg(catch_up).arg(priority).arg(group).arg(payload).arg(first).arg(keep).finish()
     }
 
-    #[doc = " `work_queue/settings`: Reads the queue's settings: limits, dead-letter cap, metrics window, events and results."]
+    #[doc = " `work_queue/settings`: Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events, results."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`settings()`]."]
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "392b1b6c8068c84916f5ec3e61116bac87ba8e39",
+        sha1: "784a893c16a7b8524f34d72e12f9a9608a7135b1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
-        summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
-        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no\nevents (0), results kept for an hour and up to 16 KiB, no group turns (0).",
+        summary: "Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events, results.",
+        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no\nevents (0), results kept for an hour and up to 16 KiB, no group turns (0), no completed\njobs kept (0; for 7 days once some are).",
         keys: &[
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
         ],
         args: &[
         ],
-        returns: crate::Returns { ty: "[int]", doc: "the thirteen settings as `configure.lua` takes them, in its order" },
+        returns: crate::Returns { ty: "[int]", doc: "the fifteen settings as `configure.lua` takes them, in its order" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -13289,18 +13372,19 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Reads the queue's settings: limits, dead-letter cap, metrics window, events and results."]
+    #[doc = " Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events, results."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators. The defaults where `configure.lua` never ran: no"]
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
-    #[doc = " events (0), results kept for an hour and up to 16 KiB, no group turns (0)."]
+    #[doc = " events (0), results kept for an hour and up to 16 KiB, no group turns (0), no completed"]
+    #[doc = " jobs kept (0; for 7 days once some are)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `392b1b6c8068c84916f5ec3e61116bac87ba8e39`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `784a893c16a7b8524f34d72e12f9a9608a7135b1`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
     #[doc = ""]
-    #[doc = " Returns (`[int]`): the thirteen settings as `configure.lua` takes them, in its order"]
+    #[doc = " Returns (`[int]`): the fifteen settings as `configure.lua` takes them, in its order"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
@@ -13318,11 +13402,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "4ec445d8d8475731f6200767007f1ee744baa99e",
+        sha1: "7168b739cb7454cc88400836890b9053a3c88520",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`\ndue delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 400 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on: `completed` (and, for a flow's parent that may run now,\n`waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each\ndelayed job come due, and `active` with its delivery for each job taken. A `done`\njob's result is kept as `ack.lua` keeps one (an empty one too, with events on), and\nthe call drops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times, or their own attempts: see `add.lua`), moves up to `limit`\ndue delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 400 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on: `completed` (and, for a flow's parent that may run now,\n`waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each\ndelayed job come due, and `active` with its delivery for each job taken. A `done`\njob's result is kept as `ack.lua` keeps one (an empty one too, with events on), and\nthe call drops up to `limit` kept results whose time has passed. While the queue keeps\ncompleted jobs (`configure.lua`), a `done` job goes to `completed` as `ack.lua` sends one\nthere, each job taken notes when it started (b: in its record), and the call drops up\nto `limit` of the oldest completed jobs beyond the queue's count or age (or all of\nthem, `limit` per call, once it keeps none). A lease that runs out on the last delivery\nof a job added with `remove_on_fail` drops the job instead of sending it to `dead`.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -13338,6 +13422,7 @@ pub mod work_queue {
             crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see above)", template: Some(&keys::TURNS) },
+            crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
         ],
         args: &[
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long each job is held before it is handed out again", template: None },
@@ -13348,7 +13433,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "[(string, string, uint, uint, string?, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 14 keys and from 4 to 34 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 15 keys and from 4 to 34 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
@@ -13401,7 +13486,12 @@ pub mod work_queue {
     #[doc = " `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each"]
     #[doc = " delayed job come due, and `active` with its delivery for each job taken. A `done`"]
     #[doc = " job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and"]
-    #[doc = " the call drops up to `limit` kept results whose time has passed."]
+    #[doc = " the call drops up to `limit` kept results whose time has passed. While the queue keeps"]
+    #[doc = " completed jobs (`configure.lua`), a `done` job goes to `completed` as `ack.lua` sends one"]
+    #[doc = " there, each job taken notes when it started (b: in its record), and the call drops up"]
+    #[doc = " to `limit` of the oldest completed jobs beyond the queue's count or age (or all of"]
+    #[doc = " them, `limit` per call, once it keeps none). A lease that runs out on the last delivery"]
+    #[doc = " of a job added with `remove_on_fail` drops the job instead of sending it to `dead`."]
     #[doc = ""]
     #[doc = " A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`"]
     #[doc = " before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or"]
@@ -13439,7 +13529,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `4ec445d8d8475731f6200767007f1ee744baa99e`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7168b739cb7454cc88400836890b9053a3c88520`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13456,6 +13546,7 @@ pub mod work_queue {
     #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see above)"]
+    #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long each job is held before it is handed out again"]
@@ -13467,7 +13558,7 @@ pub mod work_queue {
     #[doc = " Returns (`[(string, string, uint, uint, string?, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 14 keys and from 4 to 34 arguments"]
+    #[doc = " - `BAD_ARGS`: not 15 keys and from 4 to 34 arguments"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
@@ -13483,8 +13574,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400. Clock: the server's `TIME`."]
-    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>,)>> {
-        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
+    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>,)>> {
+        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).key(completed).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }
 }
 

@@ -1,16 +1,18 @@
-//! `PART=calls` of `benches/work_queue.rs`: what one `add` and one `take` (acking the job
-//! the previous one took, and taking the next) cost the server, for the scripts of this
-//! checkout against those of another revision (`BASE`, read with `git show`), side by
-//! side on one server, features off.
+//! `PART=calls` of `benches/work_queue.rs`: what one `add`, one `take` (acking the job the
+//! previous one took, and taking the next) and one `ack` cost the server, for the scripts
+//! of this checkout (as they are, and keeping the newest 1,000 completed jobs) against
+//! those of another revision (`BASE`, read with `git show`), side by side on one server,
+//! features off.
 //!
 //! Each side's scripts are loaded as they are (`SCRIPT LOAD` of the file's text) and
 //! called with `EVALSHA` on a queue of their own. The keys and arguments come from each
 //! revision's header, by name: the keys from their templates, `lease` 30 s, `limit` 1,
-//! `max_deliveries` 5, group limits off, a fresh `token`, and `done` as the header says
-//! (id, token, and an empty result when it names results). A round adds `JOBS` jobs of
-//! 100 bytes (pipelined, one script a job), then takes them one per call, each call
-//! acking the job the previous one took, until none is left; `INFO commandstats` gives
-//! the µs per `EVALSHA` of each phase. The sides take turns round after round; the table
+//! `max_deliveries` 5, group limits off, a fresh `token`, `done` as the header says (id,
+//! token, and an empty result when it names results), and an add's job options at their
+//! defaults. A round adds `JOBS` jobs of 100 bytes (pipelined, one script a job), then
+//! takes them one per call, each call acking the job the previous one took, until none
+//! is left; then it adds `JOBS` more, takes them ten a call, and acks them one a call
+//! (pipelined); `INFO commandstats` gives the µs per `EVALSHA` of each phase. The sides take turns round after round; the table
 //! gives each side's best round, as the noise of a shared machine only ever adds time.
 
 use std::process::Command;
@@ -54,40 +56,84 @@ fn header(source: &str) -> Header {
     header
 }
 
-/// One revision's `add` and `take`, loaded, with the queue they run on.
+/// A script loaded (its SHA1), its keys on the side's queue, and its header.
+struct Loaded {
+    sha1: String,
+    keys: Vec<String>,
+    header: Header,
+}
+
+/// One revision's `add`, `take` and `ack`, loaded, with the queue they run on.
 struct Side {
     label: String,
-    add: (String, Vec<String>),
-    take: (String, Vec<String>, Header),
+    add: Loaded,
+    take: Loaded,
+    ack: Loaded,
 }
 
 impl Side {
-    fn new(con: &mut redis::Connection, label: &str, add: &str, take: &str, queue: &str) -> Side {
-        let load = |con: &mut redis::Connection, source: &str| -> String {
-            redis::cmd("SCRIPT")
-                .arg("LOAD")
-                .arg(source)
-                .query(con)
-                .unwrap()
+    /// The scripts `sources` (add, take, ack) on queue `queue`; `settings`, when given,
+    /// configured on it first (this checkout's `configure`).
+    fn new(
+        con: &mut redis::Connection,
+        label: &str,
+        sources: [&str; 3],
+        queue: &str,
+        settings: Option<&redis_patterns::work_queue::Settings>,
+    ) -> Side {
+        let load = |con: &mut redis::Connection, source: &str| -> Loaded {
+            let header = header(source);
+            Loaded {
+                sha1: redis::cmd("SCRIPT")
+                    .arg("LOAD")
+                    .arg(source)
+                    .query(con)
+                    .unwrap(),
+                keys: header
+                    .keys
+                    .iter()
+                    .map(|t| t.replace("<name>", queue))
+                    .collect(),
+                header,
+            }
         };
-        let keys = |h: &Header| -> Vec<String> {
-            h.keys.iter().map(|t| t.replace("<name>", queue)).collect()
-        };
-        let (add_header, take_header) = (header(add), header(take));
+        if let Some(settings) = settings {
+            let queue = redis_patterns::work_queue::WorkQueue::new(queue).unwrap();
+            queue.configure(settings).run(con).unwrap();
+        }
+        let [add, take, ack] = sources;
         Side {
             label: label.to_string(),
-            add: (load(con, add), keys(&add_header)),
-            take: (load(con, take), keys(&take_header), take_header),
+            add: load(con, add),
+            take: load(con, take),
+            ack: load(con, ack),
         }
     }
 
-    /// The arguments of a take that acks `done` (id and token), by the header's names.
-    fn take_args(&self, done: Option<&(String, String)>) -> Vec<String> {
+    /// The arguments of an add of job `id`, by the header's names: 100 bytes, no
+    /// priority, delay or group, and the job options of later revisions at their
+    /// defaults.
+    fn add_args(&self, id: &str) -> Vec<Vec<u8>> {
+        let args = &self.add.header.args;
+        args.iter()
+            .map(|(name, _)| match name.as_str() {
+                "id" => id.as_bytes().to_vec(),
+                "payload" => vec![b'x'; 100],
+                "group" => Vec::new(),
+                "backoff" => b"worker".to_vec(),
+                _ => b"0".to_vec(),
+            })
+            .collect()
+    }
+
+    /// The arguments of a take of `limit` jobs that acks `done` (id and token), by the
+    /// header's names.
+    fn take_args(&self, limit: usize, done: Option<&(String, String)>) -> Vec<String> {
         let mut args = Vec::new();
-        for (name, description) in &self.take.2.args {
+        for (name, description) in &self.take.header.args {
             match name.as_str() {
                 "lease" => args.push("30000".into()),
-                "limit" => args.push("1".into()),
+                "limit" => args.push(limit.to_string()),
                 "max_deliveries" => args.push("5".into()),
                 "group_period" => args.push("1000".into()),
                 "token" => args.push("0123456789abcdef0123456789abcdef".into()),
@@ -107,40 +153,87 @@ impl Side {
         args
     }
 
-    /// One round: µs per call of the adds, then of the takes.
-    fn round(&self, con: &mut redis::Connection, jobs: usize) -> (f64, f64) {
-        let payload = [b'x'; 100];
-        reset(con);
+    /// The arguments of an ack of `job` (id and token), by the header's names.
+    fn ack_args(&self, job: &(String, String)) -> Vec<String> {
+        let args = &self.ack.header.args;
+        args.iter()
+            .map(|(name, _)| match name.as_str() {
+                "id" => job.0.clone(),
+                "token" => job.1.clone(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    /// A take of `limit` jobs acking `done`: the jobs taken, as (id, token).
+    fn take(
+        &self,
+        con: &mut redis::Connection,
+        limit: usize,
+        done: Option<&(String, String)>,
+    ) -> Vec<(String, String)> {
+        let taken: Vec<Vec<redis::Value>> = redis::cmd("EVALSHA")
+            .arg(&self.take.sha1)
+            .arg(self.take.keys.len())
+            .arg(&self.take.keys)
+            .arg(self.take_args(limit, done))
+            .query(con)
+            .unwrap();
+        let text = |v: &redis::Value| redis::from_redis_value::<String>(v.clone()).unwrap();
+        taken
+            .iter()
+            .map(|job| (text(&job[0]), text(&job[1])))
+            .collect()
+    }
+
+    /// `jobs` adds, pipelined.
+    fn add_jobs(&self, con: &mut redis::Connection, jobs: usize) {
         let mut adds = redis::pipe();
         for n in 0..jobs {
             adds.cmd("EVALSHA")
-                .arg(&self.add.0)
-                .arg(self.add.1.len())
-                .arg(&self.add.1)
-                .arg(format!("j{n}"))
-                .arg(&payload[..])
-                .arg(0)
-                .arg(0)
-                .arg("")
+                .arg(&self.add.sha1)
+                .arg(self.add.keys.len())
+                .arg(&self.add.keys)
+                .arg(self.add_args(&format!("j{n}")))
                 .ignore();
         }
         adds.exec(con).unwrap();
+    }
+
+    /// One round: µs per call of the adds, of the takes (each acking the job the one
+    /// before took), and of acks on their own.
+    fn round(&self, con: &mut redis::Connection, jobs: usize) -> [f64; 3] {
+        reset(con);
+        self.add_jobs(con, jobs);
         let add_us = evalsha_us(con);
         reset(con);
         let mut held: Option<(String, String)> = None;
-        loop {
-            let taken: Vec<Vec<redis::Value>> = redis::cmd("EVALSHA")
-                .arg(&self.take.0)
-                .arg(self.take.1.len())
-                .arg(&self.take.1)
-                .arg(self.take_args(held.as_ref()))
-                .query(con)
-                .unwrap();
-            let Some(job) = taken.first() else { break };
-            let text = |v: &redis::Value| redis::from_redis_value::<String>(v.clone()).unwrap();
-            held = Some((text(&job[0]), text(&job[1])));
+        while let Some(job) = self.take(con, 1, held.as_ref()).pop() {
+            held = Some(job);
         }
-        (add_us, evalsha_us(con))
+        let take_us = evalsha_us(con);
+        // Acks on their own: the jobs taken ten a call first, then acked one a call.
+        self.add_jobs(con, jobs);
+        let mut taken = Vec::new();
+        loop {
+            let more = self.take(con, 10, None);
+            if more.is_empty() {
+                break;
+            }
+            taken.extend(more);
+        }
+        reset(con);
+        let mut acks = redis::pipe();
+        for job in &taken {
+            acks.cmd("EVALSHA")
+                .arg(&self.ack.sha1)
+                .arg(self.ack.keys.len())
+                .arg(&self.ack.keys)
+                .arg(self.ack_args(job))
+                .ignore();
+        }
+        acks.exec(con).unwrap();
+        [add_us, take_us, evalsha_us(con)]
     }
 }
 
@@ -162,46 +255,58 @@ fn evalsha_us(con: &mut redis::Connection) -> f64 {
         .expect("evalsha in INFO commandstats")
 }
 
-/// Runs the comparison on `con` (a server of its own) and prints the table.
+/// Runs the comparison on `con` (a server of its own) and prints the table: this
+/// checkout's scripts, the same keeping the newest 1,000 completed jobs (BullMQ's
+/// `removeOnComplete: 1000`), and `base`'s.
 pub fn compare(con: &mut redis::Connection, base: &str, rounds: usize, jobs: usize) {
     use redis_patterns::scripts::work_queue as script;
+    use redis_patterns::work_queue::Settings;
+    use std::time::Duration;
+    let now = [script::ADD.source, script::TAKE.source, script::ACK.source];
+    let keep = Settings::new()
+        .keep_completed(1_000, Duration::from_secs(86_400))
+        .unwrap();
+    let then =
+        ["add", "take", "ack"].map(|op| source_at(base, &format!("scripts/work_queue/{op}.lua")));
     let sides = [
-        Side::new(
-            con,
-            "this checkout",
-            script::ADD.source,
-            script::TAKE.source,
-            "calls:now",
-        ),
+        Side::new(con, "this checkout", now, "calls:now", None),
+        Side::new(con, "keeping 1,000 done", now, "calls:kept", Some(&keep)),
         Side::new(
             con,
             base,
-            &source_at(base, "scripts/work_queue/add.lua"),
-            &source_at(base, "scripts/work_queue/take.lua"),
+            [&then[0], &then[1], &then[2]],
             "calls:base",
+            None,
         ),
     ];
-    let mut best = [(f64::INFINITY, f64::INFINITY); 2];
+    let mut best = [[f64::INFINITY; 3]; 3];
     for round in 0..rounds {
-        for k in 0..2 {
-            let i = (round + k) % 2;
-            let (add, take) = sides[i].round(con, jobs);
-            best[i] = (best[i].0.min(add), best[i].1.min(take));
+        for k in 0..sides.len() {
+            let i = (round + k) % sides.len();
+            let costs = sides[i].round(con, jobs);
+            for (b, c) in best[i].iter_mut().zip(costs) {
+                *b = b.min(c);
+            }
         }
     }
     println!(
         "work_queue scripts, µs of server time per call (INFO commandstats), features off, \
          best of {rounds} rounds of {jobs} jobs:"
     );
-    println!("{:<20} {:>8} {:>16}", "scripts", "add", "take (ack + take)");
-    for (side, (add, take)) in sides.iter().zip(best) {
-        println!("{:<20} {add:>8.1} {take:>16.1}", side.label);
-    }
-    let (now, then) = (best[0], best[1]);
     println!(
-        "{:<20} {:>7.2}× {:>15.2}×",
-        "ratio",
-        now.0 / then.0,
-        now.1 / then.1
+        "{:<20} {:>8} {:>18} {:>8}",
+        "scripts", "add", "take (ack + take)", "ack"
     );
+    for (side, [add, take, ack]) in sides.iter().zip(best) {
+        println!("{:<20} {add:>8.1} {take:>18.1} {ack:>8.1}", side.label);
+    }
+    let base_costs = best[2];
+    for (label, costs) in [("ratio to base", best[0]), ("kept, ratio to base", best[1])] {
+        println!(
+            "{label:<20} {:>7.2}× {:>17.2}× {:>7.2}×",
+            costs[0] / base_costs[0],
+            costs[1] / base_costs[1],
+            costs[2] / base_costs[2]
+        );
+    }
 }

@@ -95,8 +95,11 @@ def add_jobs(scripts, queue, count):
     keys = scripts.keys("work_queue/add", {"name": queue})
     added = 0
     for i in range(count):
-        # id, payload, priority, delay (ms), group ('' for none)
-        new, _state = scripts.call("work_queue/add", keys, [f"job-{i}", f"email {i}", 0, 0, "", 0, "worker", 0, 0, 0])
+        # id, payload, priority, delay (ms), group ('' for none), then the job's own
+        # options at their defaults: attempts, backoff, its delay and longest delay, lifo,
+        # remove_on_complete, remove_on_fail
+        options = [0, "worker", 0, 0, 0, 0, 0]
+        new, _state = scripts.call("work_queue/add", keys, [f"job-{i}", f"email {i}", 0, 0, "", *options])
         added += int(new == 1)
     return {"keys": keys, "added": added}
 

@@ -130,7 +130,7 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
 end
 
 -- The log lines job `job_id` keeps, `stored` as log.lua writes them in its l: field: a
@@ -158,35 +158,38 @@ local function log_lines(job_id, stored)
   return lines
 end
 
--- A job's own retry options, `stored` as add.lua writes them in its o: field:
--- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
--- backoff w (the caller's delay), f (a fixed `delay`) or e (exponential from `delay` up to
--- `max`). False for none; nil and a BAD_JOBS error reply for a value add.lua does not
--- write. Reads nothing.
+-- A job's own options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
+-- be kept once completed (c) or dead (d), whatever the queue keeps; attempts 0 for the
+-- caller's most deliveries, and backoff w (the caller's delay), f (a fixed `delay`) or e
+-- (exponential from `delay` up to `max`). False for none; nil and a BAD_JOBS error reply
+-- for a value add.lua does not write. Reads nothing.
 local function retry_of(job_id, stored)
   if not stored then
     return false
   end
-  local attempts, backoff, delay, max = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)$')
+  local attempts, backoff, delay, max, drop = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)(.*)$')
   attempts = attempts and safe_integer(attempts, 0, 1000)
   delay = delay and safe_integer(delay, 0, 1000000000000)
   max = max and safe_integer(max, 0, 1000000000000)
-  if not (attempts and delay and max) then
-    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the retry options ' .. shown(stored)
+  if not (attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd')) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the options ' .. shown(stored)
       .. ', not what add.lua writes')
   end
-  return { attempts = attempts, backoff = backoff, delay = delay, max = max }
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max,
+    drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
 end
 
--- The retry options add.lua stores for a job (its o: field, as retry_of reads it) from
--- its arguments, checked by the caller: false when the job keeps the caller's.
-local function retry_text(job_attempts, job_backoff, job_backoff_delay, job_backoff_max)
-  if job_attempts == 0 and job_backoff == 'worker' then
+-- The options add.lua stores for a job (its o: field, as retry_of reads it) from its
+-- arguments, checked by the caller: false when the job keeps the caller's and the queue's.
+local function retry_text(job_attempts, job_backoff, job_backoff_delay, job_backoff_max, on_complete, on_fail)
+  if job_attempts == 0 and job_backoff == 'worker' and not on_complete and not on_fail then
     return false
   end
   local kinds = { worker = 'w', none = 'f', fixed = 'f', exponential = 'e' }
   local first = job_backoff == 'none' and 0 or job_backoff_delay
-  return string.format('%d %s %d %d', job_attempts, kinds[job_backoff], first, job_backoff_max)
+  local drop = (on_complete or on_fail) and ' ' .. (on_complete and 'c' or '') .. (on_fail and 'd' or '') or ''
+  return string.format('%d %s %d %d', job_attempts, kinds[job_backoff], first, job_backoff_max) .. drop
 end
 
 -- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
@@ -224,6 +227,27 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 
+-- A held job that ended well at `at`, in a queue that keeps completed jobs: out of
+-- `leased_set`, and into `completed_set` (scored by `at`) with its record (state
+-- completed, v: its `result` unless empty; no token), unless its own
+-- options (`options`, retry_of's) drop it at once. Whether it was kept; the caller trims
+-- the set.
+local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, result, options)
+  if options and options.drop_completed then
+    forget_job(leased_set, jobs_hash, job_id)
+    return false
+  end
+  redis.call('ZREM', leased_set, job_id)
+  redis.call('HDEL', jobs_hash, 't:' .. job_id)
+  redis.call('ZADD', completed_set, string.format('%d', at), job_id)
+  if result ~= '' then
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'v:' .. job_id, result)
+  else
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed')
+  end
+  return true
+end
+
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
 local function whole_within(n, low, high)
@@ -232,19 +256,20 @@ end
 
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text earlier
--- versions wrote, thirteen whole numbers (or the first twelve or nine), which
--- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- (configure.lua never ran); the form packed_settings writes; or what earlier versions
+-- wrote, its form 2 (the first thirteen settings) or text (thirteen whole numbers, or the
+-- first twelve or nine), which configure.lua rewrites in the new form; settings missing
+-- from an earlier form are at their defaults. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
   if not stored then
     return {
       group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
       queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
-      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0, completed_max = 0, completed_age = 604800000,
     }
   end
-  -- The thirteen settings are v[o + 1] to v[o + 13].
+  -- The fifteen settings are v[o + 1] to v[o + 15].
   local v, o = {}, 0
   if string.find(stored, '^%d') then
     -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
@@ -260,19 +285,22 @@ local function settings_of(stored)
     for i = 1, #v do
       v[i] = #v[i] <= 16 and tonumber(v[i])
     end
-    if #v == 9 or #v == 12 then
-      -- The settings that those versions did not have yet, at their defaults.
-      local defaults = settings_of(false)
-      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
-      for i = #v + 1, 13 do
-        v[i] = later[i - 9]
-      end
-    end
   else
-    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    -- One object, the whole value (unpack_one answers -1 for the offset after it): the
+    -- form 3 of fifteen settings, or the form 2 of the first thirteen.
     local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+    if ok and after == -1 and type(packed) == 'table' and ((packed[1] == 3 and #packed == 16)
+        or (packed[1] == 2 and #packed == 14)) then
       v, o = packed, 1
+    end
+  end
+  if #v - o == 9 or #v - o == 12 or #v - o == 13 then
+    -- The settings that earlier versions did not have yet, at their defaults.
+    local defaults = settings_of(false)
+    local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns,
+      defaults.completed_max, defaults.completed_age }
+    for i = #v - o + 1, 15 do
+      v[o + i] = later[i - 9]
     end
   end
   if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
@@ -281,7 +309,8 @@ local function settings_of(stored)
       and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
       and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
       and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
-      and whole_within(v[o + 13], 0, 1)) then
+      and whole_within(v[o + 13], 0, 1) and whole_within(v[o + 14], 0, 10000000)
+      and whole_within(v[o + 15], 1, 1000000000000)) then
     return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
       .. ', not what configure.lua writes')
   end
@@ -290,16 +319,17 @@ local function settings_of(stored)
     queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
     dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
+    completed_max = v[o + 14], completed_age = v[o + 15],
   }
 end
 
 -- The settings `s` (as settings_of answers them) in the form configure.lua writes to
--- #settings: a MessagePack array of the form's number, 2, then the thirteen settings in
+-- #settings: a MessagePack array of the form's number, 3, then the fifteen settings in
 -- the order of configure.lua's arguments, which one call unpacks.
 local function packed_settings(s)
-  return cmsgpack.pack({ 2, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
+  return cmsgpack.pack({ 3, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
     s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
-    s.group_turns })
+    s.group_turns, s.completed_max, s.completed_age })
 end
 
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -363,20 +393,36 @@ local function count_ends(jobs_hash, m, completed, failed, died)
     m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
 end
 
--- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
--- `at`, then those beyond the newest `max_count`; how many went.
-local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', dead_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
-    string.format('%d', budget))
-  local over = redis.call('ZCARD', dead_set) - #gone - max_count
-  if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', dead_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
+-- Drops up to `budget` jobs of `ended_set` (dead or completed, scored by when they
+-- ended), oldest first: those beyond the newest `max_count`, then those ended longer than
+-- `max_age` ms before `at`; how many went. `card`, when the caller knows it, is how many
+-- the set holds (else it is read).
+local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget, card)
+  local cutoff = at - max_age
+  local over = math.min((card or redis.call('ZCARD', ended_set)) - max_count, budget)
+  local gone = {}
+  -- Whether the oldest left may be past the age: not when a job popped (older than any
+  -- left) is not.
+  local aged_left = true
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', ended_set, string.format('%d', over))
+    for i = 1, #popped, 2 do
+      gone[#gone + 1] = popped[i]
+    end
+    aged_left = tonumber(popped[#popped]) <= cutoff
+  end
+  if aged_left and #gone < budget then
+    local aged = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', cutoff), 'BYSCORE', 'LIMIT', '0',
+      string.format('%d', budget - #gone))
+    if #aged > 0 then
+      redis.call('ZREM', ended_set, unpack(aged))
+      for _, job_id in ipairs(aged) do
+        gone[#gone + 1] = job_id
+      end
+    end
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
-  end
-  if #gone > 0 then
-    redis.call('ZREM', dead_set, unpack(gone))
   end
   return #gone
 end

@@ -151,6 +151,8 @@ impl WorkQueue {
                 backoff_delay,
                 backoff_max,
                 options.lifo,
+                options.remove_on_complete,
+                options.remove_on_fail,
                 &dedup.id,
                 dedup.ttl,
                 dedup.extend,

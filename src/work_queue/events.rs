@@ -294,12 +294,14 @@ impl WorkQueue {
     }
 }
 
-/// A job's end from its state and last error (`None`: no job) and its kept result.
-fn end_of(job: Option<(State, Option<Vec<u8>>)>, result: Option<Vec<u8>>) -> Option<JobEnd> {
+/// A job's end from its record (`None`: no job) and its kept result.
+fn end_of(job: Option<RecordEnd>, result: Option<Vec<u8>>) -> Option<JobEnd> {
     let acked = result.is_some();
     let result = result.filter(|r| !r.is_empty());
     match job {
-        Some((State::Dead, error)) => Some(JobEnd::Dead(error.unwrap_or_default())),
+        Some((State::Dead, error, _)) => Some(JobEnd::Dead(error.unwrap_or_default())),
+        // Kept in the queue's history, with its result.
+        Some((State::Completed, _, kept)) => Some(JobEnd::Completed(kept)),
         Some(_) => None,
         None if acked => Some(JobEnd::Completed(result)),
         None => Some(JobEnd::Gone),
@@ -432,9 +434,12 @@ enum WaitAt {
 type NextPage = Box<dyn FnMut() -> Op<Attempt<EventPage>> + Send>;
 
 /// What [`WaitFor`] runs answers.
+/// What a wait reads of a job's record: its state, last error and result.
+type RecordEnd = (State, Option<Vec<u8>>, Option<Vec<u8>>);
+
 enum WaitAnswer {
     Newest(String),
-    Record(Option<(State, Option<Vec<u8>>)>),
+    Record(Option<RecordEnd>),
     Result(Option<Vec<u8>>),
     Follow(wait::Answered<EventPage>),
 }
@@ -491,7 +496,7 @@ impl Machine for WaitFor<'_, '_> {
             WaitAt::Newest => Step::Run(queue.newest_event().map(|id| Ok(WaitAnswer::Newest(id)))),
             WaitAt::Record => Step::Run(queue.job(&self.id).map(|job| {
                 Ok(WaitAnswer::Record(
-                    job.map(|job| (job.state, job.last_error)),
+                    job.map(|job| (job.state, job.last_error, job.result)),
                 ))
             })),
             WaitAt::Result { .. } => Step::Run(

@@ -131,6 +131,11 @@ pub enum State {
     /// no list of its own, so [`list`](WorkQueue::list), [`clean`](WorkQueue::clean) and
     /// [`counts`](WorkQueue::counts) leave it out; [`job`](WorkQueue::job) reads it.
     Blocked,
+    /// Acked, and kept in the queue's history while the queue keeps completed jobs
+    /// ([`Settings::keep_completed`]): read by [`job`](WorkQueue::job) with its result,
+    /// listed and counted; [`clean`](WorkQueue::clean) and [`remove`](WorkQueue::remove)
+    /// drop it.
+    Completed,
 }
 
 impl State {
@@ -143,6 +148,7 @@ impl State {
             State::Leased => "leased",
             State::Dead => "dead",
             State::Blocked => "blocked",
+            State::Completed => "completed",
         }
     }
 }
@@ -164,6 +170,7 @@ impl FromStr for State {
             "leased" => State::Leased,
             "dead" => State::Dead,
             "blocked" => State::Blocked,
+            "completed" => State::Completed,
             other => {
                 return Err(Error::unexpected_reply(
                     "job state",
@@ -232,6 +239,8 @@ pub struct JobOptions {
     pub(super) attempts: Option<u32>,
     pub(super) backoff: Option<Backoff>,
     pub(super) lifo: bool,
+    pub(super) remove_on_complete: bool,
+    pub(super) remove_on_fail: bool,
 }
 
 impl JobOptions {
@@ -266,14 +275,7 @@ impl JobOptions {
             Some(Backoff::Fixed(delay)) => ("fixed", delay, Duration::ZERO),
             Some(Backoff::Exponential { base, max }) => ("exponential", base, max),
         };
-        for (what, value) in [("backoff delay", delay), ("backoff's longest delay", max)] {
-            if value > Duration::from_millis(1_000_000_000_000) {
-                return Err(Error::invalid(
-                    what,
-                    format!("must be at most 10^12 ms, got {} ms", value.as_millis()),
-                ));
-            }
-        }
+        // The delays' range is the header's, checked by the generated call.
         Ok((u64::from(attempts), kind, delay, max))
     }
 
@@ -325,6 +327,21 @@ impl JobOptions {
     /// it, as [`Backoff::jittered`] does. Delays up to 10^12 ms.
     pub fn backoff(mut self, backoff: Backoff) -> Self {
         self.backoff = Some(backoff);
+        self
+    }
+
+    /// The job is dropped once acked, even while the queue keeps completed jobs
+    /// ([`Settings::keep_completed`]): BullMQ's `removeOnComplete: true`. How many
+    /// completed jobs are kept, and for how long, is the queue's setting alone.
+    pub fn remove_on_complete(mut self) -> Self {
+        self.remove_on_complete = true;
+        self
+    }
+
+    /// The job is dropped when it dies, instead of going to the dead-letter queue
+    /// ([`Settings::dead_letters`]): BullMQ's `removeOnFail: true`.
+    pub fn remove_on_fail(mut self) -> Self {
+        self.remove_on_fail = true;
         self
     }
 }
@@ -394,9 +411,13 @@ pub struct JobInfo {
     /// on its last delivery), if any.
     pub last_error: Option<Vec<u8>>,
     /// The time that goes with its state, in milliseconds of the server's clock: when a
-    /// delayed job is due, when a lease runs out, when a dead job died; `None` for
-    /// waiting and parked jobs.
+    /// delayed job is due, when a lease runs out, when a dead job died, when a completed
+    /// job was acked; `None` for waiting and parked jobs.
     pub at_ms: Option<u64>,
+    /// When its last delivery was taken (ms, server clock), noted while the queue keeps
+    /// completed jobs ([`Settings::keep_completed`]); with [`at_ms`](Self::at_ms), how
+    /// long a completed job ran.
+    pub started_ms: Option<u64>,
     /// The job's data.
     pub payload: Vec<u8>,
     /// Its last progress report ([`progress`](WorkQueue::progress)), if any; read by
@@ -409,6 +430,21 @@ pub struct JobInfo {
     /// [`OnChildFailure::Continue`], in the order they died. Read by
     /// [`job`](WorkQueue::job); the parent's worker reads them there.
     pub failed_children: Vec<String>,
+    /// A completed job's result ([`WorkQueue::ack_with`]), if it gave one. Read by
+    /// [`job`](WorkQueue::job).
+    pub result: Option<Vec<u8>>,
+}
+
+impl JobInfo {
+    /// How long a completed job ran: from when its last delivery was taken to its ack.
+    pub fn ran_for(&self) -> Option<Duration> {
+        match (self.state, self.started_ms, self.at_ms) {
+            (State::Completed, Some(started), Some(ended)) => {
+                Some(Duration::from_millis(ended.saturating_sub(started)))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Debug for JobInfo {
@@ -421,10 +457,12 @@ impl fmt::Debug for JobInfo {
             .field("group", &self.group)
             .field("last_error", &self.last_error.as_deref().map(Bytes))
             .field("at_ms", &self.at_ms)
+            .field("started_ms", &self.started_ms)
             .field("payload", &Bytes(&self.payload))
             .field("progress", &self.progress.as_deref().map(Bytes))
             .field("pending_children", &self.pending_children)
             .field("failed_children", &self.failed_children)
+            .field("result", &self.result.as_deref().map(Bytes))
             .finish()
     }
 }
@@ -442,6 +480,8 @@ pub struct Counts {
     pub leased: u64,
     /// In the dead-letter queue.
     pub dead: u64,
+    /// Kept as completed ([`Settings::keep_completed`]).
+    pub completed: u64,
 }
 
 /// What a failed delivery led to: [`nack`](WorkQueue::nack)'s answer.
@@ -486,7 +526,7 @@ pub(super) fn unsigned(n: i64) -> Result<u64> {
 }
 
 /// A job's fields as `job.lua` and `list.lua` answer them, after its state (`job.lua`)
-/// or id (`list.lua`): deliveries, priority, group, last error, payload, time.
+/// or id (`list.lua`): deliveries, priority, group, last error, payload, time, start.
 pub(super) type JobFields = (
     u64,
     u64,
@@ -494,10 +534,11 @@ pub(super) type JobFields = (
     Option<Vec<u8>>,
     Vec<u8>,
     Option<u64>,
+    Option<u64>,
 );
 
 pub(super) fn info(id: String, state: State, fields: JobFields) -> Result<JobInfo> {
-    let (deliveries, priority, group, error, payload, at_ms) = fields;
+    let (deliveries, priority, group, error, payload, at_ms, started_ms) = fields;
     Ok(JobInfo {
         id,
         state,
@@ -507,10 +548,12 @@ pub(super) fn info(id: String, state: State, fields: JobFields) -> Result<JobInf
         // A failure given no reason reads as none, as it always has.
         last_error: error.filter(|error| !error.is_empty()),
         at_ms,
+        started_ms,
         payload,
         progress: None,
         pending_children: 0,
         failed_children: Vec::new(),
+        result: None,
     })
 }
 

@@ -64,7 +64,7 @@
 //! | `{name}:leased` | zset | job id → lease deadline (ms) |
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
 //! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
-//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error, `a` when it was first ready; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume); the queue's [settings](#limits-the-queue-owns) `#settings` (a MessagePack array; the text earlier builds wrote is read too, and `configure` rewrites it), its rate ring `#qn` and `#qs:<i>`; its [metrics](#metrics) `#totals` and `#m:<slot>` |
+//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error, `a` when it was first ready, `o` its own [options](JobOptions) (retries, removal), `l` its [log](WorkQueue::log), and once it was taken while the queue [keeps completed jobs](Settings::keep_completed) `b` when its last delivery started, and once completed `v` its result; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume); the queue's [settings](#limits-the-queue-owns) `#settings` (a MessagePack array; the text earlier builds wrote is read too, and `configure` rewrites it), its rate ring `#qn` and `#qs:<i>`; its [metrics](#metrics) `#totals` and `#m:<slot>` |
 //! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times, `o:<g>` where old start times left by a change of the rate end; `u:<g>` until when a handler [held it back](WorkQueue::rate_limit_group) |
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
 //! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then), or now while old start times of it are left to drop |
@@ -73,6 +73,7 @@
 //! | `{name}:results` | hash | job id → the result its worker gave, while kept |
 //! | `{name}:kept` | zset | job id → until when its result is kept (ms) |
 //! | `{name}:turns` | zset | group (`''` for jobs without one) → its turn, while [groups take turns](#groups-that-take-turns) |
+//! | `{name}:completed` | zset | job id → when it completed (ms), while the queue [keeps completed jobs](Settings::keep_completed) |
 //!
 //! A flow's parent ([`add_flow`](WorkQueue::add_flow)) is `blocked`, in `{name}:jobs`
 //! only, with `w:<id>` the children it waits for and `x:<id>` the failed ones it lists;
@@ -610,7 +611,7 @@ pub struct WorkQueue {
     backoff: Backoff,
 }
 
-/// A queue's fourteen keys, in the order the scripts take them.
+/// A queue's fifteen keys, in the order the scripts take them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Keys {
     waiting: String,
@@ -627,6 +628,7 @@ struct Keys {
     results: String,
     kept: String,
     turns: String,
+    completed: String,
 }
 
 impl Keys {
@@ -648,6 +650,7 @@ impl Keys {
             results: keys::results(name)?,
             kept: keys::kept(name)?,
             turns: keys::turns(name)?,
+            completed: keys::completed(name)?,
         })
     }
 }
@@ -708,14 +711,28 @@ impl WorkQueue {
         &self.name
     }
 
-    /// The queue's fourteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
-    /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`, `turns`.
+    /// The queue's fifteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
+    /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`, `turns`,
+    /// `completed`.
     /// Each `work_queue` script takes the ones it uses, in this order.
-    pub fn keys(&self) -> [&str; 14] {
+    pub fn keys(&self) -> [&str; 15] {
         let k = &self.keys;
         [
-            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle, &k.signal, &k.events, &k.results, &k.kept, &k.turns,
+            &k.waiting,
+            &k.delayed,
+            &k.leased,
+            &k.dead,
+            &k.parked,
+            &k.jobs,
+            &k.groups,
+            &k.wake,
+            &k.idle,
+            &k.signal,
+            &k.events,
+            &k.results,
+            &k.kept,
+            &k.turns,
+            &k.completed,
         ]
     }
 

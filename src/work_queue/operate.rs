@@ -19,16 +19,17 @@ pub const MAX_BULK: u64 = 100;
 pub const MAX_METRICS_MINUTES: u64 = 1_440;
 
 /// A queue's own settings, kept in Redis and read by every `take`: the limits of each
-/// group and of the whole queue, the dead-letter cap, the minutes of metrics kept, the
-/// events kept, the bounds of kept results and whether groups take turns. Read them with
+/// group and of the whole queue, the dead-letter cap, the completed jobs kept, the minutes
+/// of metrics kept, the events kept, the bounds of kept results and whether groups take
+/// turns. Read them with
 /// [`WorkQueue::settings`]. [`WorkQueue::configure`] with a `Settings` sets every one of
 /// them (those it was not given to their defaults): a whole configuration, as a deploy
 /// writes it. To change some and keep the others, name them in [`Changes`].
 ///
 /// The defaults (a queue nobody configured): no limits, at most 10,000 dead jobs kept for
-/// at most 180 days (Sidekiq's caps), no metrics and no events: a queue that does not ask
-/// for them does not pay for them (two hash commands, or one `XADD`, in each script that
-/// ends a job). A result is kept only when a worker gives one
+/// at most 180 days (Sidekiq's caps), no completed jobs, no metrics and no events: a queue
+/// that does not ask for them does not pay for them (two hash commands, or one `XADD`, in
+/// each script that ends a job). A result is kept only when a worker gives one
 /// ([`ack_with`](WorkQueue::ack_with)): for an hour, and at most 16 KiB, unless set.
 ///
 /// ```
@@ -54,6 +55,8 @@ pub struct Settings {
     result_ttl: Duration,
     result_max: u64,
     group_turns: bool,
+    completed_max: u64,
+    completed_age: Duration,
 }
 
 /// The most events a queue's stream keeps ([`Settings::events`]).
@@ -78,6 +81,8 @@ impl Default for Settings {
             result_ttl: Duration::from_secs(3_600),
             result_max: 16_384,
             group_turns: false,
+            completed_max: 0,
+            completed_age: Duration::from_secs(7 * 86_400),
         }
     }
 }
@@ -113,6 +118,24 @@ impl Settings {
         input::check_param(&script::CONFIGURE.args[7], age)?;
         self.dead_max = max;
         self.dead_age = age;
+        Ok(self)
+    }
+
+    /// The queue's history of completed jobs (BullMQ's `removeOnComplete: {count, age}`):
+    /// an acked job stays in state [`Completed`](State::Completed) with its record, its
+    /// result and when it ran ([`WorkQueue::job`], [`WorkQueue::list`]), at most `max`
+    /// of them (0 to 10^7; 0, the default, keeps none) for at most `age` (whole
+    /// milliseconds, 1 ms to 10^12 ms; 7 days by default). Each ack drops up to two of
+    /// the oldest beyond either bound, and each `take` up to its `limit` (so a lowered
+    /// bound is met over the next calls). A job added with
+    /// [`JobOptions::remove_on_complete`](super::JobOptions::remove_on_complete) is not
+    /// kept. While completed jobs are kept, an id is not added again until its completed
+    /// job is dropped (as in BullMQ).
+    pub fn keep_completed(mut self, max: u64, age: Duration) -> Result<Self> {
+        input::check_param(configure_arg("completed_max"), max)?;
+        input::check_param(configure_arg("completed_age"), age)?;
+        self.completed_max = max;
+        self.completed_age = age;
         Ok(self)
     }
 
@@ -202,6 +225,16 @@ impl Settings {
         self.dead_age
     }
 
+    /// The most completed jobs kept; 0 when none are.
+    pub fn completed_max(&self) -> u64 {
+        self.completed_max
+    }
+
+    /// How long a completed job is kept.
+    pub fn completed_age(&self) -> Duration {
+        self.completed_age
+    }
+
     /// The minutes of metrics kept; 0 when metrics are off.
     pub fn metrics_window(&self) -> u64 {
         self.metrics_minutes
@@ -240,6 +273,8 @@ pub struct Changes {
     result_ttl: Option<Duration>,
     result_max: Option<u64>,
     group_turns: Option<bool>,
+    completed_max: Option<u64>,
+    completed_age: Option<Duration>,
 }
 
 /// `configure`'s argument `name`, whose rule checks the setting of that name.
@@ -372,6 +407,21 @@ impl Changes {
         self.group_turns = Some(on);
         self
     }
+
+    /// The most completed jobs kept (up to 10^7); 0 keeps none. See
+    /// [`Settings::keep_completed`].
+    pub fn completed_max(mut self, max: u64) -> Result<Self> {
+        input::check_param(configure_arg("completed_max"), max)?;
+        self.completed_max = Some(max);
+        Ok(self)
+    }
+
+    /// How long a completed job is kept (whole milliseconds, 1 ms to 10^12 ms).
+    pub fn completed_age(mut self, age: Duration) -> Result<Self> {
+        input::check_param(configure_arg("completed_age"), age)?;
+        self.completed_age = Some(age);
+        Ok(self)
+    }
 }
 
 /// Every setting of `settings`, as a whole configuration sets them.
@@ -385,6 +435,8 @@ impl From<&Settings> for Changes {
             result_ttl: Some(settings.result_ttl),
             result_max: Some(settings.result_max),
             group_turns: Some(settings.group_turns),
+            completed_max: Some(settings.completed_max),
+            completed_age: Some(settings.completed_age),
             ..Changes::new()
                 .group_limits(settings.group)
                 .queue_limits(settings.queue)
@@ -587,6 +639,8 @@ impl WorkQueue {
             c.result_ttl,
             c.result_max,
             c.group_turns.map(u64::from),
+            c.completed_max,
+            c.completed_age,
         )
         .map(|(changed, groups_woken)| {
             Ok(Configured {
@@ -601,13 +655,13 @@ impl WorkQueue {
     /// (`work_queue/settings`).
     pub fn settings(&self) -> Op<Settings> {
         script::settings(&self.keys.jobs).map(|values| {
-            let Ok::<[i64; 13], _>([gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm, gt]) =
+            let Ok::<[i64; 15], _>([gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm, gt, cm, ca]) =
                 values.try_into()
             else {
-                return Err(Error::unexpected_reply("settings", "not thirteen settings"));
+                return Err(Error::unexpected_reply("settings", "not fifteen settings"));
             };
-            let [gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm] =
-                [gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm].map(|n| n.max(0) as u64);
+            let [gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm, cm, ca] =
+                [gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm, cm, ca].map(|n| n.max(0) as u64);
             let limits = |concurrency, rate, period| Limits {
                 concurrency,
                 rate,
@@ -623,6 +677,8 @@ impl WorkQueue {
                 result_ttl: Duration::from_millis(rt),
                 result_max: rm,
                 group_turns: gt == 1,
+                completed_max: cm,
+                completed_age: Duration::from_millis(ca),
             })
         })
     }
@@ -635,21 +691,29 @@ impl WorkQueue {
     pub fn metrics(&self, minutes: u64) -> Op<Metrics> {
         let k = &self.keys;
         script::metrics(
-            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.turns, minutes,
+            &k.waiting,
+            &k.delayed,
+            &k.leased,
+            &k.dead,
+            &k.parked,
+            &k.jobs,
+            &k.turns,
+            &k.completed,
+            minutes,
         )
         .map(|reply| {
-            let (waiting, parked, delayed, leased, dead) =
-                (reply.0, reply.1, reply.2, reply.3, reply.4);
+            let counts = Counts {
+                waiting: reply.0,
+                parked: reply.1,
+                delayed: reply.2,
+                leased: reply.3,
+                dead: reply.4,
+                completed: reply.5,
+            };
             let (completed, failed_deliveries, died, age, window, rows) =
-                (reply.5, reply.6, reply.7, reply.8, reply.9, reply.10);
+                (reply.6, reply.7, reply.8, reply.9, reply.10, reply.11);
             Ok(Metrics {
-                counts: Counts {
-                    waiting,
-                    parked,
-                    delayed,
-                    leased,
-                    dead,
-                },
+                counts,
                 window,
                 completed,
                 failed_deliveries,
@@ -715,15 +779,26 @@ impl WorkQueue {
     }
 
     /// Removes up to `count` jobs (1 to [`MAX_BULK`]) in `state`, first first: waiting
-    /// (draining the queue), parked, delayed or dead. Leased jobs are left to their
-    /// workers: `state` [`Leased`](State::Leased) is [`Error::InvalidInput`]. Answers how
-    /// many went: call again while it answers `count`. One script (`work_queue/clean`).
+    /// (draining the queue), parked, delayed, dead or completed. Leased jobs are left to
+    /// their workers: `state` [`Leased`](State::Leased) (or
+    /// [`Blocked`](State::Blocked), which no list holds) is [`Error::InvalidInput`].
+    /// Answers how many went: call again while it answers `count`. One script
+    /// (`work_queue/clean`).
     pub fn clean(&self, state: State, count: u64) -> Op<u64> {
+        self.clean_ended_before(state, Duration::ZERO, count)
+    }
+
+    /// [`clean`](Self::clean) with a grace time (BullMQ's `clean(grace, limit, type)`):
+    /// only the dead or completed jobs that ended at least `grace` ago go (whole
+    /// milliseconds up to 10^12 ms), oldest first. The other states have no end time:
+    /// for them a `grace` other than zero fails with the code `BAD_GRACE`.
+    pub fn clean_ended_before(&self, state: State, grace: Duration, count: u64) -> Op<u64> {
         Op::try_build(|| {
-            if state == State::Leased {
+            if matches!(state, State::Leased | State::Blocked) {
                 return Err(Error::invalid(
                     "state",
-                    "leased jobs belong to their workers: remove waiting, parked, delayed or dead ones",
+                    "leased jobs belong to their workers, and blocked ones to their flows: remove \
+                     waiting, parked, delayed, dead or completed ones",
                 ));
             }
             let k = &self.keys;
@@ -733,8 +808,10 @@ impl WorkQueue {
                 &k.dead,
                 &k.parked,
                 &k.jobs,
+                &k.completed,
                 state.as_str(),
                 count,
+                grace,
             ))
         })
     }
@@ -747,8 +824,23 @@ impl WorkQueue {
     pub fn delete(&self, count: u64, force: bool) -> Op<u64> {
         let k = &self.keys;
         script::delete_queue(
-            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle, &k.signal, &k.events, &k.results, &k.kept, &k.turns, count, force,
+            &k.waiting,
+            &k.delayed,
+            &k.leased,
+            &k.dead,
+            &k.parked,
+            &k.jobs,
+            &k.groups,
+            &k.wake,
+            &k.idle,
+            &k.signal,
+            &k.events,
+            &k.results,
+            &k.kept,
+            &k.turns,
+            &k.completed,
+            count,
+            force,
         )
     }
 

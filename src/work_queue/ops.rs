@@ -53,6 +53,8 @@ impl WorkQueue {
                 backoff_delay,
                 backoff_max,
                 options.lifo,
+                options.remove_on_complete,
+                options.remove_on_fail,
             );
             Ok(op.map(Added::of))
         })
@@ -122,6 +124,7 @@ impl WorkQueue {
             &k.results,
             &k.kept,
             &k.turns,
+            &k.completed,
             self.lease,
             limit,
             u64::from(self.max_deliveries),
@@ -179,6 +182,7 @@ impl WorkQueue {
             &k.events,
             &k.results,
             &k.kept,
+            &k.completed,
             &job.id,
             &job.token,
             &done.result,
@@ -254,37 +258,45 @@ impl WorkQueue {
         script::requeue(&k.waiting, &k.dead, &k.jobs, &k.signal, &k.events, id)
     }
 
-    /// Removes a job that is not held by a worker: waiting, parked, delayed or dead (this
-    /// is how a dead letter is dropped). A leased job is left to its worker, which ends
+    /// Removes a job that is not held by a worker: waiting, parked, delayed, dead (this
+    /// is how a dead letter is dropped) or completed. A leased job is left to its worker, which ends
     /// it with an ack or a nack. One script (`work_queue/remove`).
     pub fn remove(&self, id: &str) -> Op<Removed> {
         let k = &self.keys;
-        script::remove(&k.waiting, &k.delayed, &k.dead, &k.parked, &k.jobs, id).map(
-            |(removed, state)| {
-                Ok(match (removed, state) {
-                    (_, None) => Removed::NoSuchJob,
-                    (true, Some(state)) => Removed::From(state.parse()?),
-                    (false, Some(_)) => Removed::Running,
-                })
-            },
+        script::remove(
+            &k.waiting,
+            &k.delayed,
+            &k.dead,
+            &k.parked,
+            &k.jobs,
+            &k.completed,
+            id,
         )
+        .map(|(removed, state)| {
+            Ok(match (removed, state) {
+                (_, None) => Removed::NoSuchJob,
+                (true, Some(state)) => Removed::From(state.parse()?),
+                (false, Some(_)) => Removed::Running,
+            })
+        })
     }
 
     /// One job, for operators: `None` when there is no job with this id. One read-only
     /// script (`work_queue/job`).
     pub fn job(&self, id: &str) -> Op<Option<JobInfo>> {
         let k = &self.keys;
-        let op = script::job(&k.delayed, &k.leased, &k.dead, &k.jobs, id);
+        let op = script::job(&k.delayed, &k.leased, &k.dead, &k.jobs, &k.completed, id);
         let id = id.to_owned();
         op.map(move |job| {
             job.map(|row| {
                 let (state, deliveries, priority, group, error, payload, at, progress) =
                     (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
-                let (pending_children, failed) = (row.8, row.9);
-                let fields = (deliveries, priority, group, error, payload, at);
+                let (pending_children, failed, started, result) = (row.8, row.9, row.10, row.11);
+                let fields = (deliveries, priority, group, error, payload, at, started);
                 let info = info(id.clone(), state.parse()?, fields)?;
                 Ok(JobInfo {
                     progress,
+                    result,
                     pending_children,
                     failed_children: flow::failed_children(failed.as_deref().unwrap_or_default())?,
                     ..info
@@ -297,7 +309,7 @@ impl WorkQueue {
     /// One page of the jobs in `state`, for operators: `count` jobs (1 to [`MAX_PAGE`])
     /// after skipping `offset`, waiting jobs in the order they will be taken, delayed
     /// ones by due time, leased ones by deadline, dead ones by when they died, parked
-    /// ones by group. One read-only script (`work_queue/list`); a page is one instant,
+    /// ones by group, completed ones by when they were acked. One read-only script (`work_queue/list`); a page is one instant,
     /// and pages read one after another may skip or repeat a job that moved in between.
     pub fn list(&self, state: State, offset: u64, count: u64) -> Op<Vec<JobInfo>> {
         let k = &self.keys;
@@ -308,15 +320,22 @@ impl WorkQueue {
             &k.dead,
             &k.parked,
             &k.jobs,
+            &k.completed,
             state.as_str(),
             offset,
             count,
         )
         .map(move |rows| {
             rows.into_iter()
-                .map(|(id, deliveries, priority, group, error, payload, at)| {
-                    info(id, state, (deliveries, priority, group, error, payload, at))
-                })
+                .map(
+                    |(id, deliveries, priority, group, error, payload, at, started)| {
+                        info(
+                            id,
+                            state,
+                            (deliveries, priority, group, error, payload, at, started),
+                        )
+                    },
+                )
                 .collect()
         })
     }
@@ -325,17 +344,24 @@ impl WorkQueue {
     /// (`work_queue/counts`).
     pub fn counts(&self) -> Op<Counts> {
         let k = &self.keys;
-        script::counts(&k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked).map(
-            |(waiting, parked, delayed, leased, dead)| {
-                Ok(Counts {
-                    waiting,
-                    parked,
-                    delayed,
-                    leased,
-                    dead,
-                })
-            },
+        script::counts(
+            &k.waiting,
+            &k.delayed,
+            &k.leased,
+            &k.dead,
+            &k.parked,
+            &k.completed,
         )
+        .map(|(waiting, parked, delayed, leased, dead, completed)| {
+            Ok(Counts {
+                waiting,
+                parked,
+                delayed,
+                leased,
+                dead,
+                completed,
+            })
+        })
     }
 
     /// Pauses the queue: from now on [`take`](Self::take) hands out nothing (it still acks

@@ -360,6 +360,8 @@ pub(crate) fn prepare(
             args[2] = "token0".into();
             args[3] = "1".into();
         }
+        // Waiting jobs have no end time: no grace.
+        "work_queue/clean" => args[2] = "0".into(),
         "work_queue/take" => {
             // Job x, held under the token 1, below: take acks it first (`done`).
             args[3] = "0123456789abcdef0123456789abcdef".into();
@@ -528,7 +530,7 @@ pub(crate) fn prepare(
         "work_queue/job" | "work_queue/list" => {
             // A delayed job with an error and a waiting one with a group; `list` reads
             // the waiting ones from the first.
-            let jobs = keys.last().unwrap().clone();
+            let jobs = key("jobs");
             let fields = [
                 "s:x",
                 "delayed",
@@ -1172,7 +1174,9 @@ mod outside_client {
                 "{q}:events",
                 "{q}:turns",
             ],
-            &["j", "payload", "0", "0", "", "0", "worker", "0", "0", "0"],
+            &[
+                "j", "payload", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0",
+            ],
             "BAD_JOBS",
         );
         let nack_keys = [
@@ -1225,6 +1229,7 @@ mod outside_client {
                 "{q}:events",
                 "{q}:results",
                 "{q}:kept",
+                "{q}:completed",
             ],
             &["j", "7", ""],
             "LEASE_LOST",
@@ -1278,8 +1283,21 @@ mod outside_client {
         let db = harness::fresh_db();
         let mut con = db.con();
         let keys: Vec<String> = [
-            "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
-            "signal", "events", "results", "kept", "turns",
+            "waiting",
+            "delayed",
+            "leased",
+            "dead",
+            "parked",
+            "jobs",
+            "groups",
+            "wake",
+            "idle",
+            "signal",
+            "events",
+            "results",
+            "kept",
+            "turns",
+            "completed",
         ]
         .iter()
         .map(|k| format!("{{q}}:{k}"))
@@ -1332,6 +1350,7 @@ mod outside_client {
             key("events"),
             key("results"),
             key("kept"),
+            key("completed"),
         ];
         dump_unchanged(&mut con, |con| {
             assert_code(

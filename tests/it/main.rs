@@ -79,6 +79,7 @@ mod work_queue;
 mod work_queue_events;
 mod work_queue_faults;
 mod work_queue_flow;
+mod work_queue_history;
 mod work_queue_operate;
 mod work_queue_options;
 mod work_queue_schedule;

@@ -421,6 +421,7 @@ fn keys_share_the_names_slot() {
             "{app}:jobs:results",
             "{app}:jobs:kept",
             "{app}:jobs:turns",
+            "{app}:jobs:completed",
         ]
     );
     assert_eq!(WorkQueue::new("mail").unwrap().keys()[0], "{mail}:waiting");
@@ -1070,7 +1071,9 @@ fn bad_input_is_refused_and_writes_nothing() {
         assert_code(harness::eval(&mut con, &script::TAKE, &keys, &args), code);
     }
     let add = |changed: &[(usize, &'static str)]| {
-        let mut args = ["e", "x", "0", "0", "", "0", "worker", "0", "0", "0"];
+        let mut args = [
+            "e", "x", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0",
+        ];
         for (at, value) in changed {
             args[*at] = value;
         }
@@ -1089,6 +1092,8 @@ fn bad_input_is_refused_and_writes_nothing() {
         ),
         (add(&[(6, "exponential"), (8, "1.5")]), "BAD_BACKOFF_MAX"),
         (add(&[(9, "true")]), "BAD_LIFO"),
+        (add(&[(10, "yes")]), "BAD_REMOVE_ON_COMPLETE"),
+        (add(&[(11, "")]), "BAD_REMOVE_ON_FAIL"),
     ];
     for (args, code) in &adds {
         let keys = keys_of(&queue, &script::ADD);
@@ -1103,7 +1108,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         (
             &script::CONFIGURE,
             &[
-                "0", "0", "1", "0", "1001", "1", "1", "1", "0", "0", "1", "1", "0",
+                "0", "0", "1", "0", "1001", "1", "1", "1", "0", "0", "1", "1", "0", "", "",
             ],
             "BAD_QUEUE_RATE",
         ),
@@ -1124,13 +1129,26 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(harness::dump(&mut con), before);
 }
 
-/// The keys `script` takes, by the names in its header: a subset of the queue's fourteen
+/// The keys `script` takes, by the names in its header: a subset of the queue's fifteen
 /// (the schedules' three, `schedules`, `due` and `schedules_wake`, and a deduplication
 /// `window`, left out).
-fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
-    const NAMES: [&str; 14] = [
-        "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
-        "signal", "events", "results", "kept", "turns",
+pub(crate) fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
+    const NAMES: [&str; 15] = [
+        "waiting",
+        "delayed",
+        "leased",
+        "dead",
+        "parked",
+        "jobs",
+        "groups",
+        "wake",
+        "idle",
+        "signal",
+        "events",
+        "results",
+        "kept",
+        "turns",
+        "completed",
     ];
     script
         .keys

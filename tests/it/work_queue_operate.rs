@@ -420,7 +420,8 @@ fn a_change_keeps_the_settings_it_does_not_name() {
 /// Settings an earlier version wrote as text (thirteen numbers, or the first twelve or
 /// nine) are read as before by every script, and the next `configure`, even one that
 /// changes nothing, writes them again in the form one call unpacks (a MessagePack array
-/// whose first element, 2, names the form).
+/// whose first element, 3, names the form). The packed form 2 of earlier versions is
+/// read too.
 #[test]
 fn settings_written_as_text_are_read_and_rewritten_in_the_packed_form() {
     let db = harness::fresh_db();
@@ -464,11 +465,28 @@ fn settings_written_as_text_are_read_and_rewritten_in_the_packed_form() {
     let done = queue.configure(&Changes::new()).run(&mut con).unwrap();
     assert!(!done.changed, "the same settings, in another form");
     let packed = stored(&mut con);
-    assert_eq!(packed[..2], [0x9e, 2], "an array of 14, form 2 first");
+    assert_eq!(
+        packed[..4],
+        [0xdc, 0, 16, 3],
+        "an array of 16, form 3 first"
+    );
     assert_eq!(queue.settings().run(&mut con).unwrap(), text_settings);
     // Naming nothing again writes nothing: the form is already the new one.
     queue.configure(&Changes::new()).run(&mut con).unwrap();
-    assert_eq!(stored(&mut con), packed);
+    assert_eq!(stored(&mut con), packed); // The form 2 an earlier version packed (thirteen settings) is read, the two settings
+    // it lacks at their defaults, and rewritten in form 3 by the next change.
+    let form_2: &str = "return redis.call('HSET', KEYS[1], '#settings', cmsgpack.pack({ 2, 1, 0, 1000, 0, 0, \
+                        1000, 7, 15552000000, 30, 0, 3600000, 16384, 0 }))";
+    harness::cmd(&mut con, &["EVAL", form_2, "1", jobs]);
+    assert_eq!(queue.settings().run(&mut con).unwrap(), text_settings);
+    queue.configure(&Changes::new()).run(&mut con).unwrap();
+    assert_eq!(stored(&mut con)[..2], [0x9e, 2], "unchanged: nothing named");
+    queue
+        .configure(&Changes::new().completed_max(5).unwrap())
+        .run(&mut con)
+        .unwrap();
+    assert_eq!(stored(&mut con)[..4], [0xdc, 0, 16, 3]);
+    assert_eq!(queue.settings().run(&mut con).unwrap().completed_max(), 5);
 }
 
 /// Two operators change different settings at the same moment, many times over: the
@@ -545,7 +563,7 @@ fn bad_changes_are_refused_and_empty_arguments_keep_settings() {
         .map(|k| format!("{{checked}}:{k}"))
         .collect();
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let mut args = vec![""; 13];
+    let mut args = vec![""; 15];
     args[1] = "1001";
     let before = harness::dump(&mut con);
     assert_code(

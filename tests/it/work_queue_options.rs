@@ -425,14 +425,14 @@ fn bad_retry_options_are_refused_and_write_nothing() {
         (JobOptions::new().attempts(1001), "attempts"),
         (
             JobOptions::new().backoff(Backoff::Fixed(Duration::from_millis(1_000_000_000_001))),
-            "backoff delay",
+            "backoff_delay",
         ),
         (
             JobOptions::new().backoff(Backoff::Exponential {
                 base: Duration::from_secs(1),
                 max: Duration::from_millis(1_000_000_000_001),
             }),
-            "backoff's longest delay",
+            "backoff_max",
         ),
     ] {
         assert_invalid(queue.add_with("x", "x", options).run(&mut con), what);
@@ -643,10 +643,10 @@ fn bad_deduplication_is_refused_and_writes_nothing() {
     };
     let args = |dedup: &'static str, ttl: &'static str, extend: &'static str| {
         [
-            "b", "x", "0", "0", "", "0", "worker", "0", "0", "0", dedup, ttl, extend, "0",
+            "b", "x", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0", dedup, ttl, extend, "0",
         ]
     };
-    let cases: [(&str, [&str; 14], &str); 5] = [
+    let cases: [(&str, [&str; 16], &str); 5] = [
         (
             "{bad-dedup}:dedup:other",
             args("u", "1000", "0"),

@@ -37,13 +37,20 @@ class Running(threading.Thread):
 
 def counts(r: redis.Redis, name: str) -> Dict[str, int]:
     """How many jobs of queue `name` are in each state."""
-    waiting, parked, delayed, leased, dead = rp.WorkQueue(name).counts().run(r)
-    return {"waiting": waiting, "parked": parked, "delayed": delayed, "leased": leased, "dead": dead}
+    waiting, parked, delayed, leased, dead, completed = rp.WorkQueue(name).counts().run(r)
+    return {
+        "waiting": waiting,
+        "parked": parked,
+        "delayed": delayed,
+        "leased": leased,
+        "dead": dead,
+        "completed": completed,
+    }
 
 
 def drained(r: redis.Redis, name: str) -> bool:
-    """Whether queue `name` holds no job but dead ones."""
-    return sum(n for state, n in counts(r, name).items() if state != "dead") == 0
+    """Whether queue `name` holds no job but dead (and kept completed) ones."""
+    return sum(n for state, n in counts(r, name).items() if state not in ("dead", "completed")) == 0
 
 
 def blocked_in(r: redis.Redis, command: str) -> int:

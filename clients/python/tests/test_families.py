@@ -575,12 +575,13 @@ def test_web_session(run: Runner, r: redis.Redis) -> None:
 
 def test_work_queue(run: Runner) -> None:
     queue = rp.WorkQueue("emails")
-    assert run(queue.configure(metrics_minutes=60, events_max=100)) == (True, 0)
+    assert run(queue.configure(metrics_minutes=60, events_max=100, completed_max=10)) == (True, 0)
     assert run(queue.settings())[8:10] == [60, 100]
+    assert run(queue.settings())[13:] == [10, 7 * 86_400_000]
     assert run(queue.add("j1", b"hi", 0, 0, "")) == (True, "waiting")
     assert run(queue.add("j1", b"hi", 0, 0, "")) == (False, "waiting")
     assert run(queue.add("j2", b"later", 0, 60_000, "")) == (True, "delayed")
-    assert run(queue.counts()) == (1, 0, 1, 0, 0)
+    assert run(queue.counts()) == (1, 0, 1, 0, 0, 0)
     assert run(queue.set_priority("j1", 5)) == "waiting"
     assert run(queue.set_delay("j2", 0)) == (True, "waiting")
     job = run(queue.job("j1"))
@@ -595,6 +596,12 @@ def test_work_queue(run: Runner) -> None:
     assert event is not None
     assert run(queue.ack(j1, token1, b"sent")) > 0
     assert run(queue.result(j1)) == b"sent"
+    completed = run(queue.job(j1))
+    assert completed is not None and completed[0] == "completed" and completed[11] == b"sent"
+    started, finished = completed[10], completed[6]
+    assert started is not None and finished is not None and started <= finished
+    assert [row[0] for row in run(queue.list("completed", 0, 10))] == [j1]
+    assert run(queue.clean("completed", 10, grace=3_600_000)) == 0
     assert run(queue.nack(j2, token2, 0, b"smtp down", max_deliveries=1))[0] == "dead"
     assert run(queue.requeue(j2)) is True
     assert run(queue.remove(j2)) == (True, "waiting")
@@ -605,7 +612,7 @@ def test_work_queue(run: Runner) -> None:
     assert ends[0][3] == b"50%" and ends[2][3] == b"smtp down"
     assert [e[1:4] for e in entries[:2]] == [("added", "j1", b"waiting"), ("added", "j2", b"delayed")]
     minutes = run(queue.metrics(60))
-    assert minutes[5] == 1 and minutes[9] == 60
+    assert minutes[5] == 1 and minutes[6] == 1 and minutes[10] == 60
     assert run(queue.pause()) is True
     assert run(queue.paused()) is True
     assert run(queue.resume()) is True
@@ -643,7 +650,7 @@ def test_work_queue(run: Runner) -> None:
     assert running.value.code == "NOT_PAUSED"
     assert run(queue.pause()) is True
     assert run(queue.delete_queue(100, True)) == 0
-    assert run(queue.counts()) == (0, 0, 0, 0, 0)
+    assert run(queue.counts()) == (0, 0, 0, 0, 0, 0)
 
 
 def test_every_script_was_called(request: pytest.FixtureRequest) -> None:

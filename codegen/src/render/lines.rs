@@ -37,7 +37,9 @@ impl Lines {
         let last = items.len().saturating_sub(1);
         for (i, item) in items.iter().enumerate() {
             let piece = format!("{item}{}", if i < last { sep } else { tail });
-            if !first && line.trim_end().len() + piece.trim_end().len() > MAX_LINE {
+            // The line as it would be: what it has (a trailing space included), then
+            // the piece without its own.
+            if !first && line.len() + piece.trim_end().len() > MAX_LINE {
                 self.line(line.trim_end());
                 line = cont.to_string();
             }

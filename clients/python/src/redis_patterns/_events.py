@@ -251,6 +251,8 @@ class _WaitFor:
                 self.at = _Result(completed=False)
             elif answer[0] == "dead":
                 self.output = JobEnd("dead", error=answer[4] or b"")
+            elif answer[0] == "completed":  # kept in the queue's history, with its result
+                self.output = JobEnd("completed", result=answer[11] or None)
             else:
                 self.at = self._go_on()
         elif at.completed or answer is not None:

@@ -211,7 +211,7 @@ pub(super) enum Action {
         #[arg(long)]
         all_dead: bool,
     },
-    /// Removes a job that no worker holds (waiting, parked, delayed or dead).
+    /// Removes a job that no worker holds (waiting, parked, delayed, dead or completed).
     Remove {
         /// The job's id.
         id: String,
@@ -229,6 +229,9 @@ pub(super) enum Action {
         /// The state (leased jobs belong to their workers).
         #[arg(value_enum)]
         state: CleanState,
+        /// Only the dead or completed jobs that ended at least this long ago, in ms.
+        #[arg(long, value_name = "MS", value_parser = whole, default_value_t = 0)]
+        grace_ms: u64,
     },
     /// Deletes a paused queue: its jobs, 100 per call, then its keys.
     Delete {
@@ -311,6 +314,12 @@ pub(super) struct LimitFlags {
         help = setting_help("How long a dead job is kept, in ms", "dead_age"))]
     dead_age_ms: Option<u64>,
     #[arg(long, value_name = "N", value_parser = whole,
+        help = setting_help("The most completed jobs kept; 0 keeps none", "completed_max"))]
+    completed_max: Option<u64>,
+    #[arg(long, value_name = "MS", value_parser = whole,
+        help = setting_help("How long a completed job is kept, in ms", "completed_age"))]
+    completed_age_ms: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = whole,
         help = setting_help("The minutes of per-minute metrics kept; 0 turns metrics off", "metrics_minutes"))]
     metrics_minutes: Option<u64>,
     #[arg(long, value_name = "N", value_parser = whole,
@@ -384,6 +393,18 @@ impl LimitFlags {
         c = ms(c, "dead-age-ms", self.dead_age_ms, Changes::dead_age)?;
         c = number(
             c,
+            "completed-max",
+            self.completed_max,
+            Changes::completed_max,
+        )?;
+        c = ms(
+            c,
+            "completed-age-ms",
+            self.completed_age_ms,
+            Changes::completed_age,
+        )?;
+        c = number(
+            c,
             "metrics-minutes",
             self.metrics_minutes,
             Changes::metrics_minutes,
@@ -424,6 +445,7 @@ pub(super) enum AnyState {
     Delayed,
     Leased,
     Dead,
+    Completed,
 }
 
 impl From<AnyState> for State {
@@ -434,6 +456,7 @@ impl From<AnyState> for State {
             AnyState::Delayed => State::Delayed,
             AnyState::Leased => State::Leased,
             AnyState::Dead => State::Dead,
+            AnyState::Completed => State::Completed,
         }
     }
 }
@@ -444,6 +467,7 @@ pub(super) enum CleanState {
     Parked,
     Delayed,
     Dead,
+    Completed,
 }
 
 impl From<CleanState> for State {
@@ -453,6 +477,7 @@ impl From<CleanState> for State {
             CleanState::Parked => State::Parked,
             CleanState::Delayed => State::Delayed,
             CleanState::Dead => State::Dead,
+            CleanState::Completed => State::Completed,
         }
     }
 }

@@ -197,12 +197,12 @@ fn act(
                 states.push(State::Delayed);
             }
             for state in states {
-                println!("removed_{state}: {}", clean(queue, con, state)?);
+                println!("removed_{state}: {}", clean(queue, con, state, 0)?);
             }
         }
-        Action::Clean { state } => {
+        Action::Clean { state, grace_ms } => {
             let state = State::from(state);
-            println!("removed_{state}: {}", clean(queue, con, state)?);
+            println!("removed_{state}: {}", clean(queue, con, state, grace_ms)?);
         }
         Action::Delete { force } => {
             loop {
@@ -280,10 +280,12 @@ fn clean(
     queue: &WorkQueue,
     con: &mut dyn redis::ConnectionLike,
     state: State,
+    grace_ms: u64,
 ) -> Result<u64, Failure> {
+    let grace = std::time::Duration::from_millis(grace_ms);
     let mut total = 0;
     loop {
-        let removed = queue.clean(state, MAX_BULK).run(con)?;
+        let removed = queue.clean_ended_before(state, grace, MAX_BULK).run(con)?;
         total += removed;
         if removed < MAX_BULK {
             return Ok(total);

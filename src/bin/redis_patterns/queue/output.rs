@@ -20,6 +20,7 @@ pub(super) fn counts_json(counts: &Counts) -> Json {
         "delayed": counts.delayed,
         "leased": counts.leased,
         "dead": counts.dead,
+        "completed": counts.completed,
     })
 }
 
@@ -29,6 +30,7 @@ pub(super) fn print_counts(counts: &Counts) {
     println!("delayed: {}", counts.delayed);
     println!("leased: {}", counts.leased);
     println!("dead: {}", counts.dead);
+    println!("completed: {}", counts.completed);
 }
 
 pub(super) fn print_metrics(metrics: &Metrics, name: &str, minutes: u64) {
@@ -103,6 +105,12 @@ pub(super) fn print_settings(settings: &Settings) {
     }
     println!("dead_max: {}", settings.dead_max());
     println!("dead_age_ms: {}", settings.dead_age().as_millis());
+    let completed = settings.completed_max();
+    println!(
+        "completed_max: {completed}{}",
+        if completed == 0 { " (none kept)" } else { "" }
+    );
+    println!("completed_age_ms: {}", settings.completed_age().as_millis());
     let off = |n: u64| if n == 0 { " (off)" } else { "" };
     let minutes = settings.metrics_window();
     println!("metrics_minutes: {minutes}{}", off(minutes));
@@ -127,6 +135,8 @@ pub(super) fn settings_json(settings: &Settings) -> Json {
         "queue_period_ms": queue.period().as_millis() as u64,
         "dead_max": settings.dead_max(),
         "dead_age_ms": settings.dead_age().as_millis() as u64,
+        "completed_max": settings.completed_max(),
+        "completed_age_ms": settings.completed_age().as_millis() as u64,
         "metrics_minutes": settings.metrics_window(),
         "events_max": settings.events_max(),
         "result_ttl_ms": settings.result_ttl().as_millis() as u64,
@@ -148,6 +158,15 @@ pub(super) fn print_job(job: &JobInfo) {
     match job.at_ms {
         Some(ms) => println!("at_ms: {ms} ({})", utc(ms)),
         None => println!("at_ms: none"),
+    }
+    if let Some(ms) = job.started_ms {
+        println!("started_ms: {ms} ({})", utc(ms));
+    }
+    if let Some(ran) = job.ran_for() {
+        println!("ran_ms: {}", ran.as_millis());
+    }
+    if let Some(result) = &job.result {
+        println!("result: {}", text_cell(result));
     }
     match &job.progress {
         Some(progress) => println!("progress: {}", text_cell(progress)),
@@ -192,6 +211,7 @@ pub(super) fn job_json(job: &JobInfo, whole: bool) -> Json {
         "priority": job.priority,
         "group": job.group,
         "at_ms": job.at_ms,
+        "started_ms": job.started_ms,
     });
     let mut bytes = vec![
         ("payload", Some(&job.payload)),
@@ -201,6 +221,7 @@ pub(super) fn job_json(job: &JobInfo, whole: bool) -> Json {
         out["pending_children"] = json!(job.pending_children);
         out["failed_children"] = json!(job.failed_children);
         bytes.push(("progress", job.progress.as_ref()));
+        bytes.push(("result", job.result.as_ref()));
     }
     for (field, bytes) in bytes {
         let (value, encoding) = match bytes.map(|b| bytes_json(b)) {

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_e5d4e85bd895"
+LIBRARY = "redis_patterns_v0_1_0_7f42de54733c"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "d3640f9d7008452142dea5659ab4d3a4baef5e00"
+MANIFEST_SHA1 = "9a5a2b1274fd2a4b4301516d50b85a13e1ab88ce"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

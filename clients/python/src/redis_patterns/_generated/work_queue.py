@@ -114,6 +114,9 @@ KEY_RESULTS = _rt.Form("work_queue", "{<name>}:results", (_rt.Tag((_rt.Value("na
 KEY_KEPT = _rt.Form("work_queue", "{<name>}:kept", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":kept")))
 """The name template `{<name>}:kept`."""
 
+KEY_COMPLETED = _rt.Form("work_queue", "{<name>}:completed", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":completed")))
+"""The name template `{<name>}:completed`."""
+
 KEY_DELAYED = _rt.Form("work_queue", "{<name>}:delayed", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":delayed")))
 """The name template `{<name>}:delayed`."""
 
@@ -145,11 +148,11 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="94291cc8f71114cd1b8addfada6cf5af21cd4f52",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__ack",
+    sha1="f0813b53e03d3efc573afc4047f24a4dd493e489",
+    function="rp_v0_1_0_7f42de54733c__work_queue__ack",
     read_only=False,
-    keys=(9, 9),
-    key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"),
+    keys=(10, 10),
+    key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -157,7 +160,8 @@ ACK = _rt.Script(
     ),
     errors=("BAD_ARGS", "BAD_ID", "BAD_TOKEN", "BAD_KEYS", "LEASE_LOST", "BAD_GROUPS", "BAD_PARKED", "BAD_JOBS", "RESULT_TOO_BIG"),
 )
-"""`work_queue/ack`: Ends a job that was done: it leaves the queue, and its group frees a slot.
+"""`work_queue/ack`: Ends a job that was done: it leaves the queue (or stays in its history), and its
+group frees a slot.
 
 The script's contract; call it with `ack()`.
 """
@@ -175,11 +179,13 @@ def ack(
     events: str,
     results: str,
     kept: str,
+    completed: str,
     id: str,
     token: str,
     result: _rt.Bytes,
 ) -> _rt.Call[int]:
-    """Ends a job that was done: it leaves the queue, and its group frees a slot.
+    """Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a
+    slot.
 
     Beyond the books. Only the holder of the job's current lease (the token `take.lua`
     gave it) can ack it. A worker whose lease ran out and whose job was handed to another
@@ -192,7 +198,12 @@ def ack(
     an empty one for as long, so that a wait for the job tells it from a job never added.
     A flow's child that ends lets its parent run once it was the last one (see
     `add_flow.lua`), and with events on the parent's `waiting` follows the child's
-    `completed`.
+    `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,
+    BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state
+    'completed', b: when its last delivery was taken (when take.lua wrote it), f: when it
+    finished, v: its result; its payload, deliveries, group, last error, progress and logs
+    as they were. Then up to two of the oldest completed jobs beyond the queue's count or
+    age go; a job added with `remove_on_complete` goes at once instead (see `add.lua`).
 
     Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
@@ -213,6 +224,8 @@ def ack(
         results (a hash, named `{<name>}:results`): job id -> its result, while it is kept
         kept (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server
             clock)
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
         id (`string`, not empty): the job's id
@@ -225,7 +238,7 @@ def ack(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 9 keys and 3 arguments
+            BAD_ARGS: not 10 keys and 3 arguments
             BAD_ID: empty
             BAD_TOKEN: empty
             BAD_KEYS: a key not named as its template says
@@ -234,21 +247,21 @@ def ack(
                 written
             BAD_PARKED: `parked` holds a member of the group that take.lua did not write; nothing
                 was written
-            BAD_JOBS: `jobs` holds settings or metrics these scripts did not write; nothing was
+            BAD_JOBS: `jobs` holds settings, metrics or options these scripts did not write; nothing
                 written
             RESULT_TOO_BIG: `result` is longer than the queue's `result_max`; nothing was written
 
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = ACK.encode(id, token, result)
-    return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept], _args, _ACK_REPLY)
+    return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept, completed], _args, _ACK_REPLY)
 
 
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="01b9b471d074732bf4770594821013c74981b7ff",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__add",
+    sha1="18887404f7155598870d7d93d129be4ec48cbc20",
+    function="rp_v0_1_0_7f42de54733c__work_queue__add",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns"),
@@ -263,8 +276,10 @@ ADD = _rt.Script(
         _rt.Param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", low=0, high=1000000000000),
         _rt.Param("backoff_max", "ms", "BAD_BACKOFF_MAX", low=0, high=1000000000000),
         _rt.Param("lifo", "bool", "BAD_LIFO"),
+        _rt.Param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
+        _rt.Param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
     ),
-    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
 )
 """`work_queue/add`: Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -292,6 +307,8 @@ def add(
     backoff_delay: _rt.Ms,
     backoff_max: _rt.Ms,
     lifo: bool,
+    remove_on_complete: bool,
+    remove_on_fail: bool,
 ) -> _rt.Call[_t.Tuple[bool, str]]:
     """Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -313,7 +330,10 @@ def add(
     `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
     `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
     (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
-    point from half of that to all of it). 0 and 'worker' keep the caller's.
+    point from half of that to all of it). 0 and 'worker' keep the caller's. A job that
+    sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
+    `true`) is dropped when it ends so, even while the queue keeps such jobs
+    (`configure.lua`); how many and how long are the queue's alone.
 
     Runs `scripts/work_queue/add.lua` (`work_queue/add`).
 
@@ -350,6 +370,10 @@ def add(
             backoff's longest delay
         lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
             behind them
+        remove_on_complete (`bool`, default `0` in the class): dropped once completed, even while
+            the queue keeps completed jobs
+        remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the queue
+            keeps dead jobs
 
     Returns:
         `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -358,7 +382,7 @@ def add(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 7 keys and 10 arguments
+            BAD_ARGS: not 7 keys and 12 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_DELAY: not whole milliseconds within its range
@@ -367,21 +391,23 @@ def add(
             BAD_BACKOFF_DELAY: not whole milliseconds within its range
             BAD_BACKOFF_MAX: not whole milliseconds within its range
             BAD_LIFO: not 1 or 0
+            BAD_REMOVE_ON_COMPLETE: not 1 or 0
+            BAD_REMOVE_ON_FAIL: not 1 or 0
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
             BAD_TURNS: `turns` holds a score that is no turn number
 
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
-    _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo)
+    _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail)
     return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], _args, _ADD_REPLY)
 
 
 ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
-    sha1="a2fdeb34bb4f2641c3b5fd6e57a5f9a5ff5d4022",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__add_deduplicated",
+    sha1="c93534222d7886fa3368b12d4584dd6ef0c2d8c2",
+    function="rp_v0_1_0_7f42de54733c__work_queue__add_deduplicated",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"),
@@ -396,12 +422,14 @@ ADD_DEDUPLICATED = _rt.Script(
         _rt.Param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", low=0, high=1000000000000),
         _rt.Param("backoff_max", "ms", "BAD_BACKOFF_MAX", low=0, high=1000000000000),
         _rt.Param("lifo", "bool", "BAD_LIFO"),
+        _rt.Param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
+        _rt.Param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
         _rt.Param("dedup", "string", "BAD_DEDUP", non_empty=True),
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
         _rt.Param("extend", "bool", "BAD_EXTEND"),
         _rt.Param("replace", "bool", "BAD_REPLACE"),
     ),
-    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
 )
 """`work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id
 within its window.
@@ -431,6 +459,8 @@ def add_deduplicated(
     backoff_delay: _rt.Ms,
     backoff_max: _rt.Ms,
     lifo: bool,
+    remove_on_complete: bool,
+    remove_on_fail: bool,
     dedup: str,
     ttl: _rt.Ms,
     extend: bool,
@@ -487,6 +517,10 @@ def add_deduplicated(
             backoff's longest delay
         lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
             behind them
+        remove_on_complete (`bool`, default `0` in the class): dropped once completed, even while
+            the queue keeps completed jobs
+        remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the queue
+            keeps dead jobs
         dedup (`string`, not empty): the deduplication id
         ttl (`ms`, from 1 to 999999999999999 ms): how long the window lasts
         extend (`bool`, default `0` in the class): a call within the window starts it again
@@ -501,7 +535,7 @@ def add_deduplicated(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 8 keys and 14 arguments
+            BAD_ARGS: not 8 keys and 16 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_DELAY: not whole milliseconds within its range
@@ -510,6 +544,8 @@ def add_deduplicated(
             BAD_BACKOFF_DELAY: not whole milliseconds within its range
             BAD_BACKOFF_MAX: not whole milliseconds within its range
             BAD_LIFO: not 1 or 0
+            BAD_REMOVE_ON_COMPLETE: not 1 or 0
+            BAD_REMOVE_ON_FAIL: not 1 or 0
             BAD_DEDUP: empty
             BAD_TTL: not whole milliseconds within its range
             BAD_EXTEND: not 1 or 0
@@ -520,15 +556,15 @@ def add_deduplicated(
 
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
-    _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, dedup, ttl, extend, replace)
+    _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, dedup, ttl, extend, replace)
     return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], _args, _ADD_DEDUPLICATED_REPLY)
 
 
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="ab22ed9eeb068b036ffe51f47ce45c51403c89ec",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__add_flow",
+    sha1="155169f717c837b8a38f3955498d41ffe6788630",
+    function="rp_v0_1_0_7f42de54733c__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -625,19 +661,20 @@ def add_flow(
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
-    sha1="9580edddd7fbde92d1c13bf4870b937caef85a21",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__clean",
+    sha1="5954e3ffa953b6571c5b4571f752dc32658ec2bb",
+    function="rp_v0_1_0_7f42de54733c__work_queue__clean",
     read_only=False,
-    keys=(5, 5),
-    key_names=("waiting", "delayed", "dead", "parked", "jobs"),
+    keys=(6, 6),
+    key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
     args=(
-        _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "parked", "dead")),
+        _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "parked", "dead", "completed")),
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
+        _rt.Param("grace", "ms", "BAD_GRACE", low=0, high=1000000000000),
     ),
-    errors=("BAD_ARGS", "BAD_STATE", "BAD_COUNT", "BAD_KEYS", "BAD_PARKED"),
+    errors=("BAD_ARGS", "BAD_STATE", "BAD_COUNT", "BAD_GRACE", "BAD_KEYS", "BAD_PARKED"),
 )
-"""`work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked or dead),
-first first.
+"""`work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked, dead or
+completed), first first.
 
 The script's contract; call it with `clean()`.
 """
@@ -651,14 +688,19 @@ def clean(
     dead: str,
     parked: str,
     jobs: str,
+    completed: str,
     state: str,
     count: int,
+    grace: _rt.Ms,
 ) -> _rt.Call[int]:
-    """Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.
+    """Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first
+    first.
 
     Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's "clear"). Waiting
-    and parked jobs go in the order they would run, delayed ones by due time, dead ones
-    oldest first; their records go with them. Leased jobs are left to their workers (see
+    and parked jobs go in the order they would run, delayed ones by due time, dead and
+    completed ones oldest first, only those that ended at least `grace` ago (BullMQ's
+    `clean(grace, limit, type)`); their records go with them. The other states have no
+    end time: for them `grace` must be 0. Leased jobs are left to their workers (see
     `remove.lua`). The work per call is bounded; call again while it removes `count`.
 
     Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
@@ -674,10 +716,15 @@ def clean(
             score 0 (see take.lua)
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
             group, t token, e error
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
-        state (`string`, one of `waiting`, `delayed`, `parked`, `dead`): the state whose jobs go
+        state (`string`, one of `waiting`, `delayed`, `parked`, `dead`, `completed`): the state
+            whose jobs go
         count (`uint`, from 1 to 100): the most jobs removed
+        grace (`ms`, from 0 to 1000000000000 ms, default `0` in the class): dead and completed jobs
+            that ended less than this long ago stay
 
     Returns:
         `uint`: how many jobs were removed
@@ -685,23 +732,25 @@ def clean(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and 2 arguments
+            BAD_ARGS: not 6 keys and 3 arguments
             BAD_STATE: not one of its choices
             BAD_COUNT: not an integer within its range
+            BAD_GRACE: not whole milliseconds within its range, or not 0 for a state without end
+                times
             BAD_KEYS: a key not named as its template says
             BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
 
-    Complexity: O(C × log N), C = `count`, N = the jobs.
+    Complexity: O(C × log N), C = `count`, N = the jobs. Clock: the server's TIME.
     """
-    _args = CLEAN.encode(state, count)
-    return CLEAN.call([waiting, delayed, dead, parked, jobs], _args, _CLEAN_REPLY)
+    _args = CLEAN.encode(state, count, grace)
+    return CLEAN.call([waiting, delayed, dead, parked, jobs, completed], _args, _CLEAN_REPLY)
 
 
 CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
-    sha1="1e55558741707eccb029181d796ae70d44fa963f",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__configure",
+    sha1="8a179c738ee7807e446b520fdf26617f1e3f5f85",
+    function="rp_v0_1_0_7f42de54733c__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -719,8 +768,10 @@ CONFIGURE = _rt.Script(
         _rt.Param("result_ttl", "ms", "BAD_RESULT_TTL", optional=True, low=1, high=2592000000),
         _rt.Param("result_max", "uint", "BAD_RESULT_MAX", optional=True, low=1, high=16384),
         _rt.Param("group_turns", "uint", "BAD_GROUP_TURNS", optional=True, low=0, high=1),
+        _rt.Param("completed_max", "uint", "BAD_COMPLETED_MAX", optional=True, low=0, high=10000000),
+        _rt.Param("completed_age", "ms", "BAD_COMPLETED_AGE", optional=True, low=1, high=1000000000000),
     ),
-    errors=("BAD_ARGS", "BAD_GROUP_CONCURRENCY", "BAD_GROUP_RATE", "BAD_GROUP_PERIOD", "BAD_QUEUE_CONCURRENCY", "BAD_QUEUE_RATE", "BAD_QUEUE_PERIOD", "BAD_DEAD_MAX", "BAD_DEAD_AGE", "BAD_METRICS_MINUTES", "BAD_EVENTS_MAX", "BAD_RESULT_TTL", "BAD_RESULT_MAX", "BAD_GROUP_TURNS", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED"),
+    errors=("BAD_ARGS", "BAD_GROUP_CONCURRENCY", "BAD_GROUP_RATE", "BAD_GROUP_PERIOD", "BAD_QUEUE_CONCURRENCY", "BAD_QUEUE_RATE", "BAD_QUEUE_PERIOD", "BAD_DEAD_MAX", "BAD_DEAD_AGE", "BAD_METRICS_MINUTES", "BAD_EVENTS_MAX", "BAD_RESULT_TTL", "BAD_RESULT_MAX", "BAD_GROUP_TURNS", "BAD_COMPLETED_MAX", "BAD_COMPLETED_AGE", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED"),
 )
 """`work_queue/configure`: Changes the queue's settings that it is given, and keeps the others.
 
@@ -749,12 +800,15 @@ def configure(
     result_ttl: _t.Optional[_rt.Ms],
     result_max: _t.Optional[int],
     group_turns: _t.Optional[int],
+    completed_max: _t.Optional[int],
+    completed_age: _t.Optional[_rt.Ms],
 ) -> _rt.Call[_t.Tuple[bool, int]]:
     """Changes the queue's settings that it is given, and keeps the others.
 
     Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
-    its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
-    metrics window, the events cap, the results' bounds and group turns. They live in
+    its worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set
+    caps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,
+    the events cap, the results' bounds and group turns. They live in
     `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
     `take.lua` reads them on every call, so a worker deployed with other code applies the
     same limits, and a change takes effect on the next `take`. Settings that an earlier
@@ -763,9 +817,14 @@ def configure(
     empty argument leaves its setting as it is: the merge happens here, in one call, so
     two operators who change different settings at the same moment both keep their change.
     Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
-    180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands
-    each). A new queue rate starts its ring of start times anew (the old start times stay,
-    at most 1,000, until a later ring overwrites them or the queue is deleted). A new
+    180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end
+    jobs two hash commands each). With `completed_max` above 0, a job that ends well
+    stays in `completed` with its record, when it started and finished and its result
+    (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
+    the scripts that end jobs drop the oldest beyond either bound, a few per call, and
+    `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+    rate starts its ring of start times anew (the old start times stay, at most 1,000,
+    until a later ring overwrites them or the queue is deleted). A new
     metrics window keeps the totals and the slots of the minutes it still covers (each
     slot names its minute, so one of another minute reads as 0); the slots beyond a
     smaller window stay, at most 1,440, until the queue is deleted.
@@ -821,6 +880,9 @@ def configure(
         result_max (`uint?`, from 1 to 16384): the longest result kept, in bytes (16 KiB at most)
         group_turns (`uint?`, from 0 to 1): 1 for groups with jobs ready taking turns (round-robin);
             0 for no turns
+        completed_max (`uint?`, from 0 to 10000000): the most completed jobs kept; the oldest go
+            first; 0 for none
+        completed_age (`ms?`, from 1 to 1000000000000 ms): how long a completed job is kept
 
     Returns:
         `(bool, uint)`: whether a setting changed, and how many groups with parked jobs were woken
@@ -828,7 +890,7 @@ def configure(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and 13 arguments
+            BAD_ARGS: not 5 keys and 15 arguments
             BAD_GROUP_CONCURRENCY: not an integer within its range (or empty)
             BAD_GROUP_RATE: not an integer within its range (or empty)
             BAD_GROUP_PERIOD: not whole milliseconds within its range (or empty)
@@ -842,24 +904,26 @@ def configure(
             BAD_RESULT_TTL: not whole milliseconds within its range (or empty)
             BAD_RESULT_MAX: not an integer within its range (or empty)
             BAD_GROUP_TURNS: not an integer within its range (or empty)
+            BAD_COMPLETED_MAX: not an integer within its range (or empty)
+            BAD_COMPLETED_AGE: not whole milliseconds within its range (or empty)
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds settings these scripts did not write; nothing was written
             BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
 
     Complexity: O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed.
     """
-    _args = CONFIGURE.encode(group_concurrency, group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes, events_max, result_ttl, result_max, group_turns)
+    _args = CONFIGURE.encode(group_concurrency, group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes, events_max, result_ttl, result_max, group_turns, completed_max, completed_age)
     return CONFIGURE.call([parked, jobs, wake, signal, events], _args, _CONFIGURE_REPLY)
 
 
 COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
-    sha1="d4739663b83ee03296bf98d272b9cfa860f16f1d",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__counts",
+    sha1="2b9dbdee076475f6723c37906359dfa5c8a60b00",
+    function="rp_v0_1_0_7f42de54733c__work_queue__counts",
     read_only=True,
-    keys=(5, 5),
-    key_names=("waiting", "delayed", "leased", "dead", "parked"),
+    keys=(6, 6),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "completed"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS"),
@@ -869,7 +933,7 @@ COUNTS = _rt.Script(
 The script's contract; call it with `counts()`.
 """
 
-_COUNTS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)
+_COUNTS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)
 
 
 def counts(
@@ -878,7 +942,8 @@ def counts(
     leased: str,
     dead: str,
     parked: str,
-) -> _rt.Call[_t.Tuple[int, int, int, int, int]]:
+    completed: str,
+) -> _rt.Call[_t.Tuple[int, int, int, int, int, int]]:
     """Counts the jobs in each state, at one instant.
 
     Beyond the books, for operators and dashboards. A leased job whose lease ran out
@@ -897,30 +962,33 @@ def counts(
             dead-letter queue
         parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
             score 0 (see take.lua)
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Returns:
-        `(uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead
+        `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead, completed
+            (kept)
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and 0 arguments
+            BAD_ARGS: not 6 keys and 0 arguments
             BAD_KEYS: a key not named as its template says
 
     Complexity: O(1).
     """
     _args = COUNTS.encode()
-    return COUNTS.call([waiting, delayed, leased, dead, parked], _args, _COUNTS_REPLY)
+    return COUNTS.call([waiting, delayed, leased, dead, parked, completed], _args, _COUNTS_REPLY)
 
 
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="66e7f7af2f41c7a980bc027427afaaab44da0a39",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__delete_queue",
+    sha1="6c3e80fe92da031f7bd28f1e03a9afbca4bf5b85",
+    function="rp_v0_1_0_7f42de54733c__work_queue__delete_queue",
     read_only=False,
-    keys=(14, 14),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
+    keys=(15, 15),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
     args=(
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
         _rt.Param("force", "bool", "BAD_FORCE"),
@@ -951,6 +1019,7 @@ def delete_queue(
     results: str,
     kept: str,
     turns: str,
+    completed: str,
     count: int,
     force: bool,
 ) -> _rt.Call[int]:
@@ -992,6 +1061,8 @@ def delete_queue(
             clock)
         turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
             turns (see take.lua)
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
         count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -1003,7 +1074,7 @@ def delete_queue(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 14 keys and 2 arguments
+            BAD_ARGS: not 15 keys and 2 arguments
             BAD_COUNT: not an integer within its range
             BAD_FORCE: not 1 or 0
             BAD_KEYS: a key not named as its template says
@@ -1015,14 +1086,14 @@ def delete_queue(
     lazily).
     """
     _args = DELETE_QUEUE.encode(count, force)
-    return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], _args, _DELETE_QUEUE_REPLY)
+    return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], _args, _DELETE_QUEUE_REPLY)
 
 
 DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__due",
+    function="rp_v0_1_0_7f42de54733c__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1096,7 +1167,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="2f38cc490f67e7d48e458930f79e1bbe45b11444",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__events",
+    function="rp_v0_1_0_7f42de54733c__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1174,7 +1245,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__extend",
+    function="rp_v0_1_0_7f42de54733c__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1236,8 +1307,8 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="47f95b3e2534ac0de2f1c17729a2646cc2773795",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__fire",
+    sha1="a1514e5f2e92e3df91fee9ecd284eadcc031f594",
+    function="rp_v0_1_0_7f42de54733c__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1348,23 +1419,23 @@ def fire(
 JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
-    sha1="d87c636427e142c9f970a8b4cfec7150376768ab",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__job",
+    sha1="e05c8eef68b5791e2bbdf30727378a659515e1bc",
+    function="rp_v0_1_0_7f42de54733c__work_queue__job",
     read_only=True,
-    keys=(4, 4),
-    key_names=("delayed", "leased", "dead", "jobs"),
+    keys=(5, 5),
+    key_names=("delayed", "leased", "dead", "jobs", "completed"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
     errors=("BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_JOBS", "BAD_TIME"),
 )
-"""`work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress and
-children.
+"""`work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress,
+children, times and result.
 
 The script's contract; call it with `job()`.
 """
 
-_JOB_REPLY = _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT), _rt.opt(_rt.BYTES), _rt.UINT, _rt.opt(_rt.BYTES)))
+_JOB_REPLY = _rt.opt(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT), _rt.opt(_rt.BYTES), _rt.UINT, _rt.opt(_rt.BYTES), _rt.opt(_rt.UINT), _rt.opt(_rt.BYTES)))
 
 
 def job(
@@ -1372,13 +1443,18 @@ def job(
     leased: str,
     dead: str,
     jobs: str,
+    completed: str,
     id: str,
-) -> _rt.Call[_t.Optional[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int], _t.Optional[bytes], int, _t.Optional[bytes]]]]:
-    """Reads one job: its state, deliveries, group, last error, payload, progress and children.
+) -> _rt.Call[_t.Optional[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int], _t.Optional[bytes], int, _t.Optional[bytes], _t.Optional[int], _t.Optional[bytes]]]]:
+    """Reads one job: its state, deliveries, group, last error, payload, progress, children, times and
+    result.
 
     Beyond the books, for operators and for a caller whose add was deduplicated.
     The time that goes with a job's state is when a delayed job is due, when a lease runs
-    out, or when a job died; waiting and parked jobs have none.
+    out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+    job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
+    it and a job leased or ended since the queue began to keep them when its last delivery
+    started.
 
     Runs `scripts/work_queue/job.lua` (`work_queue/job`) with EVALSHA_RO (FCALL_RO): it writes
     nothing.
@@ -1391,45 +1467,47 @@ def job(
             dead-letter queue
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
             group, t token, e error
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
         id (`string`, not empty): the job's id
 
     Returns:
-        `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?`: the job: its
-            state, deliveries, priority, group (nil for none), last error (nil for none), payload,
-            the time that goes with its state (ms, server clock; nil for none), its last progress
-            report (nil for none), and for a flow's parent the children it still waits for and the
-            failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none); nil when
-            there is no job with this id
+        `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?, bytes?)?`:
+            the job: its state, deliveries, priority, group (nil for none), last error (nil for
+            none), payload, the time that goes with its state (ms, server clock; nil for none), its
+            last progress report (nil for none), and for a flow's parent the children it still waits
+            for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none),
+            when its last delivery started (nil for none kept), and its result when completed (nil
+            for none); nil when there is no job with this id
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 4 keys and 1 argument
+            BAD_ARGS: not 5 keys and 1 argument
             BAD_ID: empty
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did not
                 write
-            BAD_TIME: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign
-                one)
+            BAD_TIME: the job's time in its state's set, or when it started, is not whole ms
 
     Complexity: O(1).
     """
     _args = JOB.encode(id)
-    return JOB.call([delayed, leased, dead, jobs], _args, _JOB_REPLY)
+    return JOB.call([delayed, leased, dead, jobs, completed], _args, _JOB_REPLY)
 
 
 LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
-    sha1="f1b0cacaea41766add55acec48df94d71b36cf96",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__list",
+    sha1="411f5fcc2ea73108a2464f563c5c677a062b7d63",
+    function="rp_v0_1_0_7f42de54733c__work_queue__list",
     read_only=True,
-    keys=(6, 6),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs"),
+    keys=(7, 7),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "completed"),
     args=(
-        _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "leased", "dead", "parked")),
+        _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "leased", "dead", "parked", "completed")),
         _rt.Param("offset", "uint", "BAD_OFFSET", low=0, high=1000000000),
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
     ),
@@ -1440,7 +1518,7 @@ LIST = _rt.Script(
 The script's contract; call it with `list()`.
 """
 
-_LIST_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT)))
+_LIST_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.opt(_rt.BYTES), _rt.BYTES, _rt.opt(_rt.UINT), _rt.opt(_rt.UINT)))
 
 
 def list(
@@ -1450,14 +1528,16 @@ def list(
     dead: str,
     parked: str,
     jobs: str,
+    completed: str,
     state: str,
     offset: int,
     count: int,
-) -> _rt.Call[_t.List[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int]]]]:
+) -> _rt.Call[_t.List[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int], _t.Optional[int]]]]:
     """Lists one page of the jobs in a state, for operators.
 
     Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
-    due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
+    due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
+    completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
     A page is read at one instant; pages read one after another may skip or repeat a job
     that moved in between.
 
@@ -1476,40 +1556,43 @@ def list(
             score 0 (see take.lua)
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
             group, t token, e error
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
-        state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`): the state to list
+        state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the
+            state to list
         offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
         count (`uint`, from 1 to 100): the most jobs listed
 
     Returns:
-        `[(string, uint, uint, string?, bytes?, bytes, uint?)]`: a row per job: its id, deliveries,
-            priority, group (nil for none), last error (nil for none), payload, and the time that
-            goes with its state, as `job.lua` answers it
+        `[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]`: a row per job: its id,
+            deliveries, priority, group (nil for none), last error (nil for none), payload, the time
+            that goes with its state, and when its last delivery started, as `job.lua` answers them
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 6 keys and 3 arguments
+            BAD_ARGS: not 7 keys and 3 arguments
             BAD_STATE: not one of its choices
             BAD_OFFSET: not an integer within its range
             BAD_COUNT: not an integer within its range
             BAD_KEYS: a key not named as its template says
-            BAD_JOBS: `jobs` holds a listed job's rank or delivery count that these scripts did not
-                write
+            BAD_JOBS: `jobs` holds a listed job's rank, delivery count or start these scripts did
+                not write
             BAD_PARKED: `parked` holds a member that take.lua did not write
 
     Complexity: O(log N + M), N = the jobs in the state, M = `count`.
     """
     _args = LIST.encode(state, offset, count)
-    return LIST.call([waiting, delayed, leased, dead, parked, jobs], _args, _LIST_REPLY)
+    return LIST.call([waiting, delayed, leased, dead, parked, jobs, completed], _args, _LIST_REPLY)
 
 
 LOG = _rt.Script(
     "work_queue/log",
     path="scripts/work_queue/log.lua",
-    sha1="656f966c9db2017a086abc9b4ab3368528224421",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__log",
+    sha1="668f233028d2c7daa0971cebe8f2261b5050d0a9",
+    function="rp_v0_1_0_7f42de54733c__work_queue__log",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1577,7 +1660,7 @@ LOGS = _rt.Script(
     "work_queue/logs",
     path="scripts/work_queue/logs.lua",
     sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__logs",
+    function="rp_v0_1_0_7f42de54733c__work_queue__logs",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1637,11 +1720,11 @@ def logs(jobs: str, id: str, offset: int, count: int) -> _rt.Call[_t.Tuple[int, 
 METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
-    sha1="47b181cd6d95ba16c41b25bfc8793f444090d742",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__metrics",
+    sha1="1ee934ab3f8e98ca4099a5a98265645846e085e4",
+    function="rp_v0_1_0_7f42de54733c__work_queue__metrics",
     read_only=True,
-    keys=(7, 7),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"),
+    keys=(8, 8),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed"),
     args=(
         _rt.Param("minutes", "uint", "BAD_MINUTES", low=1, high=1440),
     ),
@@ -1653,7 +1736,7 @@ the age of the next job.
 The script's contract; call it with `metrics()`.
 """
 
-_METRICS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.opt(_rt.UINT), _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT)))
+_METRICS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.opt(_rt.UINT), _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT)))
 
 
 def metrics(
@@ -1664,8 +1747,9 @@ def metrics(
     parked: str,
     jobs: str,
     turns: str,
+    completed: str,
     minutes: int,
-) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
+) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
     """Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the
     next job.
 
@@ -1698,22 +1782,24 @@ def metrics(
             group, t token, e error
         turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
             turns (see take.lua)
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
         minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window
             kept
 
     Returns:
-        `(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
-            counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs;
-            completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the
-            minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute
-            (Unix ms / 60,000), completed jobs, failed deliveries
+        `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
+            counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed
+            (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age
+            in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first:
+            minute (Unix ms / 60,000), completed jobs, failed deliveries
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 7 keys and 1 argument
+            BAD_ARGS: not 8 keys and 1 argument
             BAD_MINUTES: not an integer within its range
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -1723,14 +1809,14 @@ def metrics(
     Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's TIME.
     """
     _args = METRICS.encode(minutes)
-    return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns], _args, _METRICS_REPLY)
+    return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns, completed], _args, _METRICS_REPLY)
 
 
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="e8195d7507557dbbdcb7216b060c6c30ff96b88f",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__nack",
+    sha1="da5f47a8dcd9f220bc3cc3f90e36ccdb90e91828",
+    function="rp_v0_1_0_7f42de54733c__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1782,7 +1868,8 @@ def nack(
     metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
     `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
     retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
-    (see `add_flow.lua`).
+    (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
+    to `dead` (the reply still says 'dead').
 
     Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
 
@@ -1845,7 +1932,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__pause",
+    function="rp_v0_1_0_7f42de54733c__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1897,7 +1984,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__paused",
+    function="rp_v0_1_0_7f42de54733c__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1944,8 +2031,8 @@ def paused(jobs: str) -> _rt.Call[bool]:
 PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
-    sha1="e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__progress",
+    sha1="b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
+    function="rp_v0_1_0_7f42de54733c__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -2015,8 +2102,8 @@ def progress(
 RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
-    sha1="bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__rate_limit_group",
+    sha1="7ab7d64580f00e3046aa594a3ae216c46376ebfe",
+    function="rp_v0_1_0_7f42de54733c__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -2103,18 +2190,18 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="838886a39bf3cb2afb262099e18de5fc03a0207a",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__remove",
+    sha1="2c1e4b642f8709aaf13013e3ed67461a6d7d1cea",
+    function="rp_v0_1_0_7f42de54733c__work_queue__remove",
     read_only=False,
-    keys=(5, 5),
-    key_names=("waiting", "delayed", "dead", "parked", "jobs"),
+    keys=(6, 6),
+    key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
     errors=("BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_JOBS"),
 )
-"""`work_queue/remove`: Removes a job that is not running: waiting, delayed, parked or dead (dropping a
-dead letter).
+"""`work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead or completed
+(kept).
 
 The script's contract; call it with `remove()`.
 """
@@ -2128,9 +2215,10 @@ def remove(
     dead: str,
     parked: str,
     jobs: str,
+    completed: str,
     id: str,
 ) -> _rt.Call[_t.Tuple[bool, _t.Optional[str]]]:
-    """Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).
+    """Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
 
     Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
     it under the worker would let the worker's ack fail for no reason of its own.
@@ -2148,6 +2236,8 @@ def remove(
             score 0 (see take.lua)
         jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
             group, t token, e error
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
         id (`string`, not empty): the job's id
@@ -2158,7 +2248,7 @@ def remove(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and 1 argument
+            BAD_ARGS: not 6 keys and 1 argument
             BAD_ID: empty
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -2167,14 +2257,14 @@ def remove(
     Complexity: O(log N), N = the jobs.
     """
     _args = REMOVE.encode(id)
-    return REMOVE.call([waiting, delayed, dead, parked, jobs], _args, _REMOVE_REPLY)
+    return REMOVE.call([waiting, delayed, dead, parked, jobs, completed], _args, _REMOVE_REPLY)
 
 
 REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__remove_schedule",
+    function="rp_v0_1_0_7f42de54733c__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2226,8 +2316,8 @@ def remove_schedule(schedules: str, due: str, schedule: str) -> _rt.Call[bool]:
 REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
-    sha1="e4307f54ed582cad6f3876240fe112e8b7e9f439",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__requeue",
+    sha1="9fe634bd87d7c540314b46da09c3e24db758b264",
+    function="rp_v0_1_0_7f42de54733c__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2298,7 +2388,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__result",
+    function="rp_v0_1_0_7f42de54733c__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2355,7 +2445,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__resume",
+    function="rp_v0_1_0_7f42de54733c__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2406,8 +2496,8 @@ def resume(jobs: str, signal: str) -> _rt.Call[bool]:
 RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
-    sha1="b768394d1b924f2a47d7870600f0189c119cb087",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__retry_dead",
+    sha1="850a48c90a6a6658b91c327d5bdadbf184314092",
+    function="rp_v0_1_0_7f42de54733c__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2477,7 +2567,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__schedule",
+    function="rp_v0_1_0_7f42de54733c__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2539,7 +2629,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="e5ea8a34ec38d86b666d4dc7102092261597493c",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__schedules",
+    function="rp_v0_1_0_7f42de54733c__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2606,7 +2696,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__set_delay",
+    function="rp_v0_1_0_7f42de54733c__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2685,7 +2775,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__set_priority",
+    function="rp_v0_1_0_7f42de54733c__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2755,7 +2845,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__set_schedule",
+    function="rp_v0_1_0_7f42de54733c__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2876,8 +2966,8 @@ def set_schedule(
 SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
-    sha1="392b1b6c8068c84916f5ec3e61116bac87ba8e39",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__settings",
+    sha1="784a893c16a7b8524f34d72e12f9a9608a7135b1",
+    function="rp_v0_1_0_7f42de54733c__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2885,8 +2975,8 @@ SETTINGS = _rt.Script(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_JOBS"),
 )
-"""`work_queue/settings`: Reads the queue's settings: limits, dead-letter cap, metrics window, events
-and results.
+"""`work_queue/settings`: Reads the queue's settings: limits, dead and completed jobs kept, metrics
+window, events, results.
 
 The script's contract; call it with `settings()`.
 """
@@ -2895,11 +2985,13 @@ _SETTINGS_REPLY = _rt.list_of(_rt.INT)
 
 
 def settings(jobs: str) -> _rt.Call[_t.List[int]]:
-    """Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.
+    """Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events,
+    results.
 
     Beyond the books, for operators. The defaults where `configure.lua` never ran: no
     limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no
-    events (0), results kept for an hour and up to 16 KiB, no group turns (0).
+    events (0), results kept for an hour and up to 16 KiB, no group turns (0), no completed
+    jobs kept (0; for 7 days once some are).
 
     Runs `scripts/work_queue/settings.lua` (`work_queue/settings`) with EVALSHA_RO (FCALL_RO): it
     writes nothing.
@@ -2909,7 +3001,7 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
             settings
 
     Returns:
-        `[int]`: the thirteen settings as `configure.lua` takes them, in its order
+        `[int]`: the fifteen settings as `configure.lua` takes them, in its order
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
@@ -2927,11 +3019,11 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="4ec445d8d8475731f6200767007f1ee744baa99e",
-    function="rp_v0_1_0_e5d4e85bd895__work_queue__take",
+    sha1="5291e770b3f0b4b29f681a75232ae1c61bc75dc6",
+    function="rp_v0_1_0_7f42de54733c__work_queue__take",
     read_only=False,
-    keys=(14, 14),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
+    keys=(15, 15),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
     args=(
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=10),
@@ -2965,6 +3057,7 @@ def take(
     results: str,
     kept: str,
     turns: str,
+    completed: str,
     lease: _rt.Ms,
     limit: int,
     max_deliveries: int,
@@ -3001,7 +3094,12 @@ def take(
     `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
     delayed job come due, and `active` with its delivery for each job taken. A `done`
     job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
-    the call drops up to `limit` kept results whose time has passed.
+    the call drops up to `limit` kept results whose time has passed. While the queue keeps
+    completed jobs (`configure.lua`), a `done` job goes to `completed` as `ack.lua` sends one
+    there, each job taken notes when it started (b: in its record), and the call drops up
+    to `limit` of the oldest completed jobs beyond the queue's count or age (or all of
+    them, `limit` per call, once it keeps none). A lease that runs out on the last delivery
+    of a job added with `remove_on_fail` drops the job instead of sending it to `dead`.
 
     A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
     before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -3068,6 +3166,8 @@ def take(
             clock)
         turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
             turns (see above)
+        completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+            clock), while kept
 
     Args:
         lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each job
@@ -3087,7 +3187,7 @@ def take(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 14 keys and from 4 to 34 arguments
+            BAD_ARGS: not 15 keys and from 4 to 34 arguments
             BAD_LEASE: not whole milliseconds within its range
             BAD_LIMIT: not an integer within its range
             BAD_MAX_DELIVERIES: not an integer within its range
@@ -3109,7 +3209,7 @@ def take(
     400. Clock: the server's TIME.
     """
     _args = TAKE.encode(lease, limit, max_deliveries, token, done)
-    return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], _args, _TAKE_REPLY)
+    return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], _args, _TAKE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -3127,11 +3227,12 @@ class WorkQueue:
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "_keys", _rt.check_names("work_queue", (KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE,), {"name": self.name})
+            self, "_keys", _rt.check_names("work_queue", (KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_COMPLETED, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE,), {"name": self.name})
         )
 
     def ack(self, id: str, token: str, result: _rt.Bytes) -> _rt.Call[int]:
-        """Ends a job that was done: it leaves the queue, and its group frees a slot.
+        """Ends a job that was done: it leaves the queue (or stays in its history), and its group frees
+        a slot.
 
         Beyond the books. Only the holder of the job's current lease (the token `take.lua`
         gave it) can ack it. A worker whose lease ran out and whose job was handed to another
@@ -3144,7 +3245,12 @@ class WorkQueue:
         an empty one for as long, so that a wait for the job tells it from a job never added.
         A flow's child that ends lets its parent run once it was the last one (see
         `add_flow.lua`), and with events on the parent's `waiting` follows the child's
-        `completed`.
+        `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,
+        BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state
+        'completed', b: when its last delivery was taken (when take.lua wrote it), f: when it
+        finished, v: its result; its payload, deliveries, group, last error, progress and logs
+        as they were. Then up to two of the oldest completed jobs beyond the queue's count or
+        age go; a job added with `remove_on_complete` goes at once instead (see `add.lua`).
 
         Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
 
@@ -3164,6 +3270,8 @@ class WorkQueue:
                 progress
             results (`{<name>}:results`): job id -> its result, while it is kept
             kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
             id (`string`, not empty): the job's id
@@ -3176,7 +3284,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 9 keys and 3 arguments
+                BAD_ARGS: not 10 keys and 3 arguments
                 BAD_ID: empty
                 BAD_TOKEN: empty
                 BAD_KEYS: a key not named as its template says
@@ -3186,8 +3294,8 @@ class WorkQueue:
                     written
                 BAD_PARKED: `parked` holds a member of the group that take.lua did not write;
                     nothing was written
-                BAD_JOBS: `jobs` holds settings or metrics these scripts did not write; nothing was
-                    written
+                BAD_JOBS: `jobs` holds settings, metrics or options these scripts did not write;
+                    nothing written
                 RESULT_TOO_BIG: `result` is longer than the queue's `result_max`; nothing was
                     written
 
@@ -3205,6 +3313,7 @@ class WorkQueue:
                 self._keys[KEY_EVENTS],
                 self._keys[KEY_RESULTS],
                 self._keys[KEY_KEPT],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _ACK_REPLY,
@@ -3223,6 +3332,8 @@ class WorkQueue:
         backoff_delay: _rt.Ms = 0,
         backoff_max: _rt.Ms = 0,
         lifo: bool = False,
+        remove_on_complete: bool = False,
+        remove_on_fail: bool = False,
     ) -> _rt.Call[_t.Tuple[bool, str]]:
         """Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -3244,7 +3355,10 @@ class WorkQueue:
         `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
         `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
         (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
-        point from half of that to all of it). 0 and 'worker' keep the caller's.
+        point from half of that to all of it). 0 and 'worker' keep the caller's. A job that
+        sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
+        `true`) is dropped when it ends so, even while the queue keeps such jobs
+        (`configure.lua`); how many and how long are the queue's alone.
 
         Runs `scripts/work_queue/add.lua` (`work_queue/add`).
 
@@ -3280,6 +3394,10 @@ class WorkQueue:
                 exponential backoff's longest delay
             lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
                 behind them
+            remove_on_complete (`bool`, default `0` in the class): dropped once completed, even
+                while the queue keeps completed jobs
+            remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the
+                queue keeps dead jobs
 
         Returns:
             `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its
@@ -3288,7 +3406,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 7 keys and 10 arguments
+                BAD_ARGS: not 7 keys and 12 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_DELAY: not whole milliseconds within its range
@@ -3297,6 +3415,8 @@ class WorkQueue:
                 BAD_BACKOFF_DELAY: not whole milliseconds within its range
                 BAD_BACKOFF_MAX: not whole milliseconds within its range
                 BAD_LIFO: not 1 or 0
+                BAD_REMOVE_ON_COMPLETE: not 1 or 0
+                BAD_REMOVE_ON_FAIL: not 1 or 0
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not
                     write
@@ -3304,7 +3424,7 @@ class WorkQueue:
 
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
-        _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo)
+        _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail)
         return ADD.call(
             [
                 self._keys[KEY_WAITING],
@@ -3334,6 +3454,8 @@ class WorkQueue:
         backoff_delay: _rt.Ms = 0,
         backoff_max: _rt.Ms = 0,
         lifo: bool = False,
+        remove_on_complete: bool = False,
+        remove_on_fail: bool = False,
         extend: bool = False,
         replace: bool = False,
     ) -> _rt.Call[_t.Tuple[str, str, _t.Optional[str]]]:
@@ -3386,6 +3508,10 @@ class WorkQueue:
                 exponential backoff's longest delay
             lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
                 behind them
+            remove_on_complete (`bool`, default `0` in the class): dropped once completed, even
+                while the queue keeps completed jobs
+            remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the
+                queue keeps dead jobs
             dedup (`string`, not empty): the deduplication id
             ttl (`ms`, from 1 to 999999999999999 ms): how long the window lasts
             extend (`bool`, default `0` in the class): a call within the window starts it again
@@ -3400,7 +3526,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 8 keys and 14 arguments
+                BAD_ARGS: not 8 keys and 16 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_DELAY: not whole milliseconds within its range
@@ -3409,6 +3535,8 @@ class WorkQueue:
                 BAD_BACKOFF_DELAY: not whole milliseconds within its range
                 BAD_BACKOFF_MAX: not whole milliseconds within its range
                 BAD_LIFO: not 1 or 0
+                BAD_REMOVE_ON_COMPLETE: not 1 or 0
+                BAD_REMOVE_ON_FAIL: not 1 or 0
                 BAD_DEDUP: empty
                 BAD_TTL: not whole milliseconds within its range
                 BAD_EXTEND: not 1 or 0
@@ -3420,7 +3548,7 @@ class WorkQueue:
 
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
-        _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, dedup, ttl, extend, replace)
+        _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, dedup, ttl, extend, replace)
         _names: _t.Dict[str, object] = {"name": self.name, "dedup": dedup}
         return ADD_DEDUPLICATED.call(
             [
@@ -3516,12 +3644,15 @@ class WorkQueue:
             _ADD_FLOW_REPLY,
         )
 
-    def clean(self, state: str, count: int) -> _rt.Call[int]:
-        """Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.
+    def clean(self, state: str, count: int, *, grace: _rt.Ms = 0) -> _rt.Call[int]:
+        """Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first
+        first.
 
         Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's "clear"). Waiting
-        and parked jobs go in the order they would run, delayed ones by due time, dead ones
-        oldest first; their records go with them. Leased jobs are left to their workers (see
+        and parked jobs go in the order they would run, delayed ones by due time, dead and
+        completed ones oldest first, only those that ended at least `grace` ago (BullMQ's
+        `clean(grace, limit, type)`); their records go with them. The other states have no
+        end time: for them `grace` must be 0. Leased jobs are left to their workers (see
         `remove.lua`). The work per call is bounded; call again while it removes `count`.
 
         Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
@@ -3535,10 +3666,15 @@ class WorkQueue:
                 take.lua)
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
                 token, e error
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
-            state (`string`, one of `waiting`, `delayed`, `parked`, `dead`): the state whose jobs go
+            state (`string`, one of `waiting`, `delayed`, `parked`, `dead`, `completed`): the state
+                whose jobs go
             count (`uint`, from 1 to 100): the most jobs removed
+            grace (`ms`, from 0 to 1000000000000 ms, default `0` in the class): dead and completed
+                jobs that ended less than this long ago stay
 
         Returns:
             `uint`: how many jobs were removed
@@ -3546,15 +3682,17 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and 2 arguments
+                BAD_ARGS: not 6 keys and 3 arguments
                 BAD_STATE: not one of its choices
                 BAD_COUNT: not an integer within its range
+                BAD_GRACE: not whole milliseconds within its range, or not 0 for a state without end
+                    times
                 BAD_KEYS: a key not named as its template says
                 BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
 
-        Complexity: O(C × log N), C = `count`, N = the jobs.
+        Complexity: O(C × log N), C = `count`, N = the jobs. Clock: the server's TIME.
         """
-        _args = CLEAN.encode(state, count)
+        _args = CLEAN.encode(state, count, grace)
         return CLEAN.call(
             [
                 self._keys[KEY_WAITING],
@@ -3562,6 +3700,7 @@ class WorkQueue:
                 self._keys[KEY_DEAD],
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _CLEAN_REPLY,
@@ -3583,12 +3722,15 @@ class WorkQueue:
         result_ttl: _t.Optional[_rt.Ms] = None,
         result_max: _t.Optional[int] = None,
         group_turns: _t.Optional[int] = None,
+        completed_max: _t.Optional[int] = None,
+        completed_age: _t.Optional[_rt.Ms] = None,
     ) -> _rt.Call[_t.Tuple[bool, int]]:
         """Changes the queue's settings that it is given, and keeps the others.
 
         Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
-        its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
-        metrics window, the events cap, the results' bounds and group turns. They live in
+        its worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set
+        caps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,
+        the events cap, the results' bounds and group turns. They live in
         `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
         `take.lua` reads them on every call, so a worker deployed with other code applies the
         same limits, and a change takes effect on the next `take`. Settings that an earlier
@@ -3597,9 +3739,14 @@ class WorkQueue:
         empty argument leaves its setting as it is: the merge happens here, in one call, so
         two operators who change different settings at the same moment both keep their change.
         Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
-        180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands
-        each). A new queue rate starts its ring of start times anew (the old start times stay,
-        at most 1,000, until a later ring overwrites them or the queue is deleted). A new
+        180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end
+        jobs two hash commands each). With `completed_max` above 0, a job that ends well
+        stays in `completed` with its record, when it started and finished and its result
+        (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
+        the scripts that end jobs drop the oldest beyond either bound, a few per call, and
+        `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+        rate starts its ring of start times anew (the old start times stay, at most 1,000,
+        until a later ring overwrites them or the queue is deleted). A new
         metrics window keeps the totals and the slots of the minutes it still covers (each
         slot names its minute, so one of another minute reads as 0); the slots beyond a
         smaller window stay, at most 1,440, until the queue is deleted.
@@ -3654,6 +3801,9 @@ class WorkQueue:
                 most)
             group_turns (`uint?`, from 0 to 1): 1 for groups with jobs ready taking turns
                 (round-robin); 0 for no turns
+            completed_max (`uint?`, from 0 to 10000000): the most completed jobs kept; the oldest go
+                first; 0 for none
+            completed_age (`ms?`, from 1 to 1000000000000 ms): how long a completed job is kept
 
         Returns:
             `(bool, uint)`: whether a setting changed, and how many groups with parked jobs were
@@ -3662,7 +3812,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and 13 arguments
+                BAD_ARGS: not 5 keys and 15 arguments
                 BAD_GROUP_CONCURRENCY: not an integer within its range (or empty)
                 BAD_GROUP_RATE: not an integer within its range (or empty)
                 BAD_GROUP_PERIOD: not whole milliseconds within its range (or empty)
@@ -3676,13 +3826,15 @@ class WorkQueue:
                 BAD_RESULT_TTL: not whole milliseconds within its range (or empty)
                 BAD_RESULT_MAX: not an integer within its range (or empty)
                 BAD_GROUP_TURNS: not an integer within its range (or empty)
+                BAD_COMPLETED_MAX: not an integer within its range (or empty)
+                BAD_COMPLETED_AGE: not whole milliseconds within its range (or empty)
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds settings these scripts did not write; nothing was written
                 BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
 
         Complexity: O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed.
         """
-        _args = CONFIGURE.encode(group_concurrency, group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes, events_max, result_ttl, result_max, group_turns)
+        _args = CONFIGURE.encode(group_concurrency, group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes, events_max, result_ttl, result_max, group_turns, completed_max, completed_age)
         return CONFIGURE.call(
             [
                 self._keys[KEY_PARKED],
@@ -3695,7 +3847,7 @@ class WorkQueue:
             _CONFIGURE_REPLY,
         )
 
-    def counts(self) -> _rt.Call[_t.Tuple[int, int, int, int, int]]:
+    def counts(self) -> _rt.Call[_t.Tuple[int, int, int, int, int, int]]:
         """Counts the jobs in each state, at one instant.
 
         Beyond the books, for operators and dashboards. A leased job whose lease ran out
@@ -3712,14 +3864,17 @@ class WorkQueue:
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
             parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
                 take.lua)
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Returns:
-            `(uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead
+            `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead,
+                completed (kept)
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and 0 arguments
+                BAD_ARGS: not 6 keys and 0 arguments
                 BAD_KEYS: a key not named as its template says
 
         Complexity: O(1).
@@ -3732,6 +3887,7 @@ class WorkQueue:
                 self._keys[KEY_LEASED],
                 self._keys[KEY_DEAD],
                 self._keys[KEY_PARKED],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _COUNTS_REPLY,
@@ -3772,6 +3928,8 @@ class WorkQueue:
             kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
             turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
                 take.lua)
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
             count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -3783,7 +3941,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 14 keys and 2 arguments
+                BAD_ARGS: not 15 keys and 2 arguments
                 BAD_COUNT: not an integer within its range
                 BAD_FORCE: not 1 or 0
                 BAD_KEYS: a key not named as its template says
@@ -3811,6 +3969,7 @@ class WorkQueue:
                 self._keys[KEY_RESULTS],
                 self._keys[KEY_KEPT],
                 self._keys[KEY_TURNS],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _DELETE_QUEUE_REPLY,
@@ -4077,12 +4236,16 @@ class WorkQueue:
     def job(
         self,
         id: str,
-    ) -> _rt.Call[_t.Optional[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int], _t.Optional[bytes], int, _t.Optional[bytes]]]]:
-        """Reads one job: its state, deliveries, group, last error, payload, progress and children.
+    ) -> _rt.Call[_t.Optional[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int], _t.Optional[bytes], int, _t.Optional[bytes], _t.Optional[int], _t.Optional[bytes]]]]:
+        """Reads one job: its state, deliveries, group, last error, payload, progress, children, times
+        and result.
 
         Beyond the books, for operators and for a caller whose add was deduplicated.
         The time that goes with a job's state is when a delayed job is due, when a lease runs
-        out, or when a job died; waiting and parked jobs have none.
+        out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+        job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
+        it and a job leased or ended since the queue began to keep them when its last delivery
+        started.
 
         Runs `scripts/work_queue/job.lua` (`work_queue/job`) with EVALSHA_RO (FCALL_RO): it writes
         nothing.
@@ -4093,28 +4256,30 @@ class WorkQueue:
             dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
                 token, e error
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
             id (`string`, not empty): the job's id
 
         Returns:
-            `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?`: the job:
-                its state, deliveries, priority, group (nil for none), last error (nil for none),
-                payload, the time that goes with its state (ms, server clock; nil for none), its
-                last progress report (nil for none), and for a flow's parent the children it still
-                waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil
-                for none); nil when there is no job with this id
+            `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?,
+                bytes?)?`: the job: its state, deliveries, priority, group (nil for none), last
+                error (nil for none), payload, the time that goes with its state (ms, server clock;
+                nil for none), its last progress report (nil for none), and for a flow's parent the
+                children it still waits for and the failed ones it lists (`<length>:<id>` each; see
+                add_flow.lua; nil for none), when its last delivery started (nil for none kept), and
+                its result when completed (nil for none); nil when there is no job with this id
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 4 keys and 1 argument
+                BAD_ARGS: not 5 keys and 1 argument
                 BAD_ID: empty
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did
                     not write
-                BAD_TIME: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign
-                    one)
+                BAD_TIME: the job's time in its state's set, or when it started, is not whole ms
 
         Complexity: O(1).
         """
@@ -4125,6 +4290,7 @@ class WorkQueue:
                 self._keys[KEY_LEASED],
                 self._keys[KEY_DEAD],
                 self._keys[KEY_JOBS],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _JOB_REPLY,
@@ -4135,11 +4301,12 @@ class WorkQueue:
         state: str,
         offset: int,
         count: int,
-    ) -> _rt.Call[_t.List[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int]]]]:
+    ) -> _rt.Call[_t.List[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int], _t.Optional[int]]]]:
         """Lists one page of the jobs in a state, for operators.
 
         Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
-        due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
+        due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
+        completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
         A page is read at one instant; pages read one after another may skip or repeat a job
         that moved in between.
 
@@ -4156,28 +4323,31 @@ class WorkQueue:
                 take.lua)
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
                 token, e error
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
-            state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`): the state to
-                list
+            state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`):
+                the state to list
             offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
             count (`uint`, from 1 to 100): the most jobs listed
 
         Returns:
-            `[(string, uint, uint, string?, bytes?, bytes, uint?)]`: a row per job: its id,
-                deliveries, priority, group (nil for none), last error (nil for none), payload, and
-                the time that goes with its state, as `job.lua` answers it
+            `[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]`: a row per job: its id,
+                deliveries, priority, group (nil for none), last error (nil for none), payload, the
+                time that goes with its state, and when its last delivery started, as `job.lua`
+                answers them
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 6 keys and 3 arguments
+                BAD_ARGS: not 7 keys and 3 arguments
                 BAD_STATE: not one of its choices
                 BAD_OFFSET: not an integer within its range
                 BAD_COUNT: not an integer within its range
                 BAD_KEYS: a key not named as its template says
-                BAD_JOBS: `jobs` holds a listed job's rank or delivery count that these scripts did
-                    not write
+                BAD_JOBS: `jobs` holds a listed job's rank, delivery count or start these scripts
+                    did not write
                 BAD_PARKED: `parked` holds a member that take.lua did not write
 
         Complexity: O(log N + M), N = the jobs in the state, M = `count`.
@@ -4191,6 +4361,7 @@ class WorkQueue:
                 self._keys[KEY_DEAD],
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _LIST_REPLY,
@@ -4292,7 +4463,7 @@ class WorkQueue:
     def metrics(
         self,
         minutes: int,
-    ) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
+    ) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
         """Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the
         next job.
 
@@ -4323,22 +4494,25 @@ class WorkQueue:
                 token, e error
             turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
                 take.lua)
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
             minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the
                 window kept
 
         Returns:
-            `(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
-                counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs;
-                completed jobs, failed deliveries and dead jobs in all; the next job's age in ms;
-                the minutes of metrics kept (0: metrics are off); a row per minute, newest first:
-                minute (Unix ms / 60,000), completed jobs, failed deliveries
+            `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint,
+                uint)])`: counts, totals, age, window, rows: waiting, parked, delayed, leased, dead
+                and completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all;
+                the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row
+                per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed
+                deliveries
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 7 keys and 1 argument
+                BAD_ARGS: not 8 keys and 1 argument
                 BAD_MINUTES: not an integer within its range
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -4357,6 +4531,7 @@ class WorkQueue:
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
                 self._keys[KEY_TURNS],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _METRICS_REPLY,
@@ -4386,7 +4561,8 @@ class WorkQueue:
         metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
         `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
         retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
-        (see `add_flow.lua`).
+        (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
+        to `dead` (the reply still says 'dead').
 
         Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
 
@@ -4639,8 +4815,7 @@ class WorkQueue:
         )
 
     def remove(self, id: str) -> _rt.Call[_t.Tuple[bool, _t.Optional[str]]]:
-        """Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead
-        letter).
+        """Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
 
         Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
         it under the worker would let the worker's ack fail for no reason of its own.
@@ -4656,6 +4831,8 @@ class WorkQueue:
                 take.lua)
             jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
                 token, e error
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
             id (`string`, not empty): the job's id
@@ -4667,7 +4844,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and 1 argument
+                BAD_ARGS: not 6 keys and 1 argument
                 BAD_ID: empty
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -4683,6 +4860,7 @@ class WorkQueue:
                 self._keys[KEY_DEAD],
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _REMOVE_REPLY,
@@ -5202,11 +5380,13 @@ class WorkQueue:
         )
 
     def settings(self) -> _rt.Call[_t.List[int]]:
-        """Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.
+        """Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events,
+        results.
 
         Beyond the books, for operators. The defaults where `configure.lua` never ran: no
         limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no
-        events (0), results kept for an hour and up to 16 KiB, no group turns (0).
+        events (0), results kept for an hour and up to 16 KiB, no group turns (0), no completed
+        jobs kept (0; for 7 days once some are).
 
         Runs `scripts/work_queue/settings.lua` (`work_queue/settings`) with EVALSHA_RO (FCALL_RO):
         it writes nothing.
@@ -5215,7 +5395,7 @@ class WorkQueue:
             jobs (`{<name>}:jobs`): <x>:<id>: the jobs' fields; #settings the queue's settings
 
         Returns:
-            `[int]`: the thirteen settings as `configure.lua` takes them, in its order
+            `[int]`: the fifteen settings as `configure.lua` takes them, in its order
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
@@ -5274,7 +5454,12 @@ class WorkQueue:
         `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
         delayed job come due, and `active` with its delivery for each job taken. A `done`
         job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
-        the call drops up to `limit` kept results whose time has passed.
+        the call drops up to `limit` kept results whose time has passed. While the queue keeps
+        completed jobs (`configure.lua`), a `done` job goes to `completed` as `ack.lua` sends one
+        there, each job taken notes when it started (b: in its record), and the call drops up
+        to `limit` of the oldest completed jobs beyond the queue's count or age (or all of
+        them, `limit` per call, once it keeps none). A lease that runs out on the last delivery
+        of a job added with `remove_on_fail` drops the job instead of sending it to `dead`.
 
         A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
         before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -5337,6 +5522,8 @@ class WorkQueue:
             kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
             turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
                 above)
+            completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+                kept
 
         Args:
             lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each
@@ -5357,7 +5544,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 14 keys and from 4 to 34 arguments
+                BAD_ARGS: not 15 keys and from 4 to 34 arguments
                 BAD_LEASE: not whole milliseconds within its range
                 BAD_LIMIT: not an integer within its range
                 BAD_MAX_DELIVERIES: not an integer within its range
@@ -5395,6 +5582,7 @@ class WorkQueue:
                 self._keys[KEY_RESULTS],
                 self._keys[KEY_KEPT],
                 self._keys[KEY_TURNS],
+                self._keys[KEY_COMPLETED],
             ],
             _args,
             _TAKE_REPLY,
