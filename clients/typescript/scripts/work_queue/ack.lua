@@ -1,4 +1,4 @@
---- Ends a job that was done: it leaves the queue, and its group frees a slot.
+--- Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot.
 ---
 --- Beyond the books. Only the holder of the job's current lease (the token `take.lua`
 --- gave it) can ack it. A worker whose lease ran out and whose job was handed to another
@@ -11,7 +11,13 @@
 --- an empty one for as long, so that a wait for the job tells it from a job never added.
 --- A flow's child that ends lets its parent run once it was the last one (see
 --- `add_flow.lua`), and with events on the parent's `waiting` follows the child's
---- `completed`.
+--- `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,
+--- BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state
+--- 'completed', b: when its last delivery was taken (when take.lua wrote it), v: its
+--- result, and when it finished as its score in `completed`; its payload, deliveries,
+--- group, last error, progress and logs as they were. Then up to two of the oldest
+--- completed jobs beyond the queue's count or age go; a job added with
+--- `remove_on_complete` goes at once instead (see `add.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -21,21 +27,22 @@
 --- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key results hash {<name>}:results  job id -> its result, while it is kept
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
+--- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @arg result bytes             what the job gave, to keep for a while; '' for nothing
 --- @return int                   when the job was acked (ms, server clock)
---- @error BAD_ARGS               not 9 keys and 3 arguments
+--- @error BAD_ARGS               not 10 keys and 3 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
+--- @error BAD_JOBS               `jobs` holds settings, metrics or options these scripts did not write; nothing written
 --- @error RESULT_TOO_BIG         `result` is longer than the queue's `result_max`; nothing was written
 --- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
---- @uses emit keep_result parent_of child_ended result_too_big
+--- @uses emit keep_result parent_of child_ended result_too_big retry_of complete_job trim_ended
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -143,13 +150,54 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
+end
+-- A job's own options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
+-- be kept once completed (c) or dead (d), whatever the queue keeps; attempts 0 for the
+-- caller's most deliveries, and backoff w (the caller's delay), f (a fixed `delay`) or e
+-- (exponential from `delay` up to `max`). False for none; nil and a BAD_JOBS error reply
+-- for a value add.lua does not write. Reads nothing.
+local function retry_of(job_id, stored)
+  if not stored then
+    return false
+  end
+  local attempts, backoff, delay, max, drop = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)(.*)$')
+  attempts = attempts and safe_integer(attempts, 0, 1000)
+  delay = delay and safe_integer(delay, 0, 1000000000000)
+  max = max and safe_integer(max, 0, 1000000000000)
+  if not (attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd')) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the options ' .. shown(stored)
+      .. ', not what add.lua writes')
+  end
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max,
+    drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
 local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
   drop_record(jobs_hash, job_id)
+end
+-- A held job that ended well at `at`, in a queue that keeps completed jobs: out of
+-- `leased_set`, and into `completed_set` (scored by `at`) with its record (state
+-- completed, v: its `result` unless empty; no token), unless its own
+-- options (`options`, retry_of's) drop it at once. Whether it was kept; the caller trims
+-- the set.
+local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, result, options)
+  if options and options.drop_completed then
+    forget_job(leased_set, jobs_hash, job_id)
+    return false
+  end
+  redis.call('ZREM', leased_set, job_id)
+  redis.call('HDEL', jobs_hash, 't:' .. job_id)
+  redis.call('ZADD', completed_set, string.format('%d', at), job_id)
+  if result ~= '' then
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'v:' .. job_id, result)
+  else
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed')
+  end
+  return true
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -158,19 +206,20 @@ local function whole_within(n, low, high)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text earlier
--- versions wrote, thirteen whole numbers (or the first twelve or nine), which
--- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- (configure.lua never ran); the form packed_settings writes; or what earlier versions
+-- wrote, its form 2 (the first thirteen settings) or text (thirteen whole numbers, or the
+-- first twelve or nine), which configure.lua rewrites in the new form; settings missing
+-- from an earlier form are at their defaults. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
   if not stored then
     return {
       group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
       queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
-      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0, completed_max = 0, completed_age = 604800000,
     }
   end
-  -- The thirteen settings are v[o + 1] to v[o + 13].
+  -- The fifteen settings are v[o + 1] to v[o + 15].
   local v, o = {}, 0
   if string.find(stored, '^%d') then
     -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
@@ -186,19 +235,22 @@ local function settings_of(stored)
     for i = 1, #v do
       v[i] = #v[i] <= 16 and tonumber(v[i])
     end
-    if #v == 9 or #v == 12 then
-      -- The settings that those versions did not have yet, at their defaults.
-      local defaults = settings_of(false)
-      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
-      for i = #v + 1, 13 do
-        v[i] = later[i - 9]
-      end
-    end
   else
-    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    -- One object, the whole value (unpack_one answers -1 for the offset after it): the
+    -- form 3 of fifteen settings, or the form 2 of the first thirteen.
     local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+    if ok and after == -1 and type(packed) == 'table' and ((packed[1] == 3 and #packed == 16)
+        or (packed[1] == 2 and #packed == 14)) then
       v, o = packed, 1
+    end
+  end
+  if #v - o == 9 or #v - o == 12 or #v - o == 13 then
+    -- The settings that earlier versions did not have yet, at their defaults.
+    local defaults = settings_of(false)
+    local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns,
+      defaults.completed_max, defaults.completed_age }
+    for i = #v - o + 1, 15 do
+      v[o + i] = later[i - 9]
     end
   end
   if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
@@ -207,7 +259,8 @@ local function settings_of(stored)
       and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
       and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
       and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
-      and whole_within(v[o + 13], 0, 1)) then
+      and whole_within(v[o + 13], 0, 1) and whole_within(v[o + 14], 0, 10000000)
+      and whole_within(v[o + 15], 1, 1000000000000)) then
     return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
       .. ', not what configure.lua writes')
   end
@@ -216,6 +269,7 @@ local function settings_of(stored)
     queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
     dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
+    completed_max = v[o + 14], completed_age = v[o + 15],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -275,6 +329,39 @@ local function count_ends(jobs_hash, m, completed, failed, died)
   redis.call('HSET', jobs_hash,
     '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
     m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
+end
+-- Drops up to `budget` jobs of `ended_set` (dead or completed, scored by when they
+-- ended), oldest first: those beyond the newest `max_count`, then those ended longer than
+-- `max_age` ms before `at`; how many went. `card`, when the caller knows it, is how many
+-- the set holds (else it is read).
+local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget, card)
+  local cutoff = at - max_age
+  local over = math.min((card or redis.call('ZCARD', ended_set)) - max_count, budget)
+  local gone = {}
+  -- Whether the oldest left may be past the age: not when a job popped (older than any
+  -- left) is not.
+  local aged_left = true
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', ended_set, string.format('%d', over))
+    for i = 1, #popped, 2 do
+      gone[#gone + 1] = popped[i]
+    end
+    aged_left = tonumber(popped[#popped]) <= cutoff
+  end
+  if aged_left and #gone < budget then
+    local aged = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', cutoff), 'BYSCORE', 'LIMIT', '0',
+      string.format('%d', budget - #gone))
+    if #aged > 0 then
+      redis.call('ZREM', ended_set, unpack(aged))
+      for _, job_id in ipairs(aged) do
+        gone[#gone + 1] = job_id
+      end
+    end
+  end
+  for _, job_id in ipairs(gone) do
+    drop_record(jobs_hash, job_id)
+  end
+  return #gone
 end
 -- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
 -- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
@@ -375,8 +462,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 9 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 10 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 10 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local leased = KEYS[2]
@@ -387,6 +474,7 @@ local signal = KEYS[6]
 local events = KEYS[7]
 local results = KEYS[8]
 local kept = KEYS[9]
+local completed = KEYS[10]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -403,8 +491,10 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
 end
 if leased ~= tag_of_keys .. ':leased' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
     groups ~= tag_of_keys .. ':groups' or signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' or
-    results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' then
-  for i, each in ipairs({ ':leased', ':parked', ':jobs', ':groups', ':signal', ':events', ':results', ':kept' }) do
+    results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' or
+    completed ~= tag_of_keys .. ':completed' then
+  for i, each in ipairs({ ':leased', ':parked', ':jobs', ':groups', ':signal', ':events', ':results', ':kept',
+      ':completed' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -460,7 +550,21 @@ end
 if settings.events_max > 0 then
   redis.call('XLEN', events)
 end
-forget_job(leased, jobs, id)
+-- Kept as completed (the set's type checked first), unless the job's own options say not.
+if settings.completed_max > 0 then
+  local options
+  options, bad = retry_of(id, redis.call('HGET', jobs, 'o:' .. id))
+  if bad then
+    return bad
+  end
+  local card = redis.call('ZCARD', completed)
+  if complete_job(leased, completed, jobs, id, now, result, options) then
+    card = card + 1
+  end
+  trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, 2, card)
+else
+  forget_job(leased, jobs, id)
+end
 -- A job of its group that was held back may start now.
 if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)

@@ -29,6 +29,8 @@
 --- @arg backoff_delay ms 0..=10^12    the fixed delay, or the exponential backoff's first one
 --- @arg backoff_max ms 0..=10^12      the exponential backoff's longest delay
 --- @arg lifo bool                 ahead of the jobs waiting at its priority, not behind them
+--- @arg remove_on_complete bool   dropped once completed, even while the queue keeps completed jobs
+--- @arg remove_on_fail bool       dropped once dead, even while the queue keeps dead jobs
 --- @arg dedup string non-empty    the deduplication id
 --- @arg ttl ms 1..=10^15-1        how long the window lasts
 --- @arg extend bool               a call within the window starts it again
@@ -36,7 +38,7 @@
 --- @return (string, string, string?)  'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or
 ---                               'replaced' (a window was open); the id of the job added or of the window's job;
 ---                               its state, nil when that job is gone
---- @error BAD_ARGS               not 8 keys and 14 arguments
+--- @error BAD_ARGS               not 8 keys and 16 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -45,6 +47,8 @@
 --- @error BAD_BACKOFF_DELAY      not whole milliseconds within its range
 --- @error BAD_BACKOFF_MAX        not whole milliseconds within its range
 --- @error BAD_LIFO               not 1 or 0
+--- @error BAD_REMOVE_ON_COMPLETE not 1 or 0
+--- @error BAD_REMOVE_ON_FAIL     not 1 or 0
 --- @error BAD_DEDUP              empty
 --- @error BAD_TTL                not whole milliseconds within its range
 --- @error BAD_EXTEND             not 1 or 0
@@ -58,6 +62,8 @@
 --- @default backoff_delay 0      JobOptions::new: none
 --- @default backoff_max 0        JobOptions::new: none
 --- @default lifo 0               JobOptions::new: behind the jobs of its priority
+--- @default remove_on_complete 0 JobOptions::new: kept as the queue keeps completed jobs
+--- @default remove_on_fail 0     JobOptions::new: kept as the queue keeps dead jobs
 --- @default extend 0             Deduplication::new: the window is not extended
 --- @default replace 0            Deduplication::new: the payload is not replaced
 --- @clock server
@@ -113,15 +119,16 @@ local function next_rank(jobs_hash, job_priority, lifo)
   end
   return (255 - job_priority) * 10000000000000 + 5000000000000 + seq
 end
--- The retry options add.lua stores for a job (its o: field, as retry_of reads it) from
--- its arguments, checked by the caller: false when the job keeps the caller's.
-local function retry_text(job_attempts, job_backoff, job_backoff_delay, job_backoff_max)
-  if job_attempts == 0 and job_backoff == 'worker' then
+-- The options add.lua stores for a job (its o: field, as retry_of reads it) from its
+-- arguments, checked by the caller: false when the job keeps the caller's and the queue's.
+local function retry_text(job_attempts, job_backoff, job_backoff_delay, job_backoff_max, on_complete, on_fail)
+  if job_attempts == 0 and job_backoff == 'worker' and not on_complete and not on_fail then
     return false
   end
   local kinds = { worker = 'w', none = 'f', fixed = 'f', exponential = 'e' }
   local first = job_backoff == 'none' and 0 or job_backoff_delay
-  return string.format('%d %s %d %d', job_attempts, kinds[job_backoff], first, job_backoff_max)
+  local drop = (on_complete or on_fail) and ' ' .. (on_complete and 'c' or '') .. (on_fail and 'd' or '') or ''
+  return string.format('%d %s %d %d', job_attempts, kinds[job_backoff], first, job_backoff_max) .. drop
 end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
@@ -130,19 +137,20 @@ local function whole_within(n, low, high)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text earlier
--- versions wrote, thirteen whole numbers (or the first twelve or nine), which
--- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- (configure.lua never ran); the form packed_settings writes; or what earlier versions
+-- wrote, its form 2 (the first thirteen settings) or text (thirteen whole numbers, or the
+-- first twelve or nine), which configure.lua rewrites in the new form; settings missing
+-- from an earlier form are at their defaults. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
   if not stored then
     return {
       group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
       queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
-      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0, completed_max = 0, completed_age = 604800000,
     }
   end
-  -- The thirteen settings are v[o + 1] to v[o + 13].
+  -- The fifteen settings are v[o + 1] to v[o + 15].
   local v, o = {}, 0
   if string.find(stored, '^%d') then
     -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
@@ -158,19 +166,22 @@ local function settings_of(stored)
     for i = 1, #v do
       v[i] = #v[i] <= 16 and tonumber(v[i])
     end
-    if #v == 9 or #v == 12 then
-      -- The settings that those versions did not have yet, at their defaults.
-      local defaults = settings_of(false)
-      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
-      for i = #v + 1, 13 do
-        v[i] = later[i - 9]
-      end
-    end
   else
-    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    -- One object, the whole value (unpack_one answers -1 for the offset after it): the
+    -- form 3 of fifteen settings, or the form 2 of the first thirteen.
     local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+    if ok and after == -1 and type(packed) == 'table' and ((packed[1] == 3 and #packed == 16)
+        or (packed[1] == 2 and #packed == 14)) then
       v, o = packed, 1
+    end
+  end
+  if #v - o == 9 or #v - o == 12 or #v - o == 13 then
+    -- The settings that earlier versions did not have yet, at their defaults.
+    local defaults = settings_of(false)
+    local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns,
+      defaults.completed_max, defaults.completed_age }
+    for i = #v - o + 1, 15 do
+      v[o + i] = later[i - 9]
     end
   end
   if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
@@ -179,7 +190,8 @@ local function settings_of(stored)
       and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
       and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
       and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
-      and whole_within(v[o + 13], 0, 1)) then
+      and whole_within(v[o + 13], 0, 1) and whole_within(v[o + 14], 0, 10000000)
+      and whole_within(v[o + 15], 1, 1000000000000)) then
     return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
       .. ', not what configure.lua writes')
   end
@@ -188,6 +200,7 @@ local function settings_of(stored)
     queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
     dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
+    completed_max = v[o + 14], completed_age = v[o + 15],
   }
 end
 -- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
@@ -323,8 +336,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 8 or #ARGV ~= 14 then
-  return redis.error_reply('BAD_ARGS expected 8 keys and 14 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV ~= 16 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and 16 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -369,21 +382,29 @@ local lifo = ARGV[10] == '1'
 if not lifo and ARGV[10] ~= '0' then
   return redis.error_reply('BAD_LIFO must be 1 or 0, got ' .. shown(ARGV[10]))
 end
-local dedup = ARGV[11]
+local remove_on_complete = ARGV[11] == '1'
+if not remove_on_complete and ARGV[11] ~= '0' then
+  return redis.error_reply('BAD_REMOVE_ON_COMPLETE must be 1 or 0, got ' .. shown(ARGV[11]))
+end
+local remove_on_fail = ARGV[12] == '1'
+if not remove_on_fail and ARGV[12] ~= '0' then
+  return redis.error_reply('BAD_REMOVE_ON_FAIL must be 1 or 0, got ' .. shown(ARGV[12]))
+end
+local dedup = ARGV[13]
 if dedup == '' then
   return redis.error_reply('BAD_DEDUP must not be empty')
 end
-local ttl = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
+local ttl = tonumber(string.match(ARGV[14], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
-  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[12]))
+  return redis.error_reply('BAD_TTL must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[14]))
 end
-local extend = ARGV[13] == '1'
-if not extend and ARGV[13] ~= '0' then
-  return redis.error_reply('BAD_EXTEND must be 1 or 0, got ' .. shown(ARGV[13]))
+local extend = ARGV[15] == '1'
+if not extend and ARGV[15] ~= '0' then
+  return redis.error_reply('BAD_EXTEND must be 1 or 0, got ' .. shown(ARGV[15]))
 end
-local replace = ARGV[14] == '1'
-if not replace and ARGV[14] ~= '0' then
-  return redis.error_reply('BAD_REPLACE must be 1 or 0, got ' .. shown(ARGV[14]))
+local replace = ARGV[16] == '1'
+if not replace and ARGV[16] ~= '0' then
+  return redis.error_reply('BAD_REPLACE must be 1 or 0, got ' .. shown(ARGV[16]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
@@ -402,7 +423,7 @@ if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or
 end
 if window ~= tag_of_keys .. ':dedup:' .. dedup then
   return redis.error_reply(
-      'BAD_KEYS KEYS[8] must be {<name>}:dedup:<dedup> with <name> as in waiting and <dedup> = ARGV[11], got ' ..
+      'BAD_KEYS KEYS[8] must be {<name>}:dedup:<dedup> with <name> as in waiting and <dedup> = ARGV[13], got ' ..
       shown(window))
 end
 -- End of the generated input checks.
@@ -435,7 +456,7 @@ if holder then
   end
   return { outcome, holder, state or false }
 end
-local retry = retry_text(attempts, backoff, backoff_delay, backoff_max)
+local retry = retry_text(attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
 local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings, retry,
   lifo)
 if not added then

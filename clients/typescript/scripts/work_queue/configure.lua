@@ -1,8 +1,9 @@
 --- Changes the queue's settings that it is given, and keeps the others.
 ---
 --- Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
---- its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
---- metrics window, the events cap, the results' bounds and group turns. They live in
+--- its worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set
+--- caps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,
+--- the events cap, the results' bounds and group turns. They live in
 --- `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
 --- `take.lua` reads them on every call, so a worker deployed with other code applies the
 --- same limits, and a change takes effect on the next `take`. Settings that an earlier
@@ -11,9 +12,14 @@
 --- empty argument leaves its setting as it is: the merge happens here, in one call, so
 --- two operators who change different settings at the same moment both keep their change.
 --- Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
---- 180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands
---- each). A new queue rate starts its ring of start times anew (the old start times stay,
---- at most 1,000, until a later ring overwrites them or the queue is deleted). A new
+--- 180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end
+--- jobs two hash commands each). With `completed_max` above 0, a job that ends well
+--- stays in `completed` with its record, when it started and finished and its result
+--- (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
+--- the scripts that end jobs drop the oldest beyond either bound, a few per call, and
+--- `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+--- rate starts its ring of start times anew (the old start times stay, at most 1,000,
+--- until a later ring overwrites them or the queue is deleted). A new
 --- metrics window keeps the totals and the slots of the minutes it still covers (each
 --- slot names its minute, so one of another minute reads as 0); the slots beyond a
 --- smaller window stay, at most 1,440, until the queue is deleted.
@@ -51,8 +57,10 @@
 --- @arg result_ttl ms? 1..=2592000000   how long a job's result is kept (30 days at most)
 --- @arg result_max uint? 1..=2^14       the longest result kept, in bytes (16 KiB at most)
 --- @arg group_turns uint? 0..=1         1 for groups with jobs ready taking turns (round-robin); 0 for no turns
+--- @arg completed_max uint? 0..=10^7     the most completed jobs kept; the oldest go first; 0 for none
+--- @arg completed_age ms? 1..=10^12      how long a completed job is kept
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
---- @error BAD_ARGS               not 5 keys and 13 arguments
+--- @error BAD_ARGS               not 5 keys and 15 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range (or empty)
 --- @error BAD_GROUP_RATE         not an integer within its range (or empty)
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range (or empty)
@@ -66,6 +74,8 @@
 --- @error BAD_RESULT_TTL         not whole milliseconds within its range (or empty)
 --- @error BAD_RESULT_MAX         not an integer within its range (or empty)
 --- @error BAD_GROUP_TURNS        not an integer within its range (or empty)
+--- @error BAD_COMPLETED_MAX      not an integer within its range (or empty)
+--- @error BAD_COMPLETED_AGE      not whole milliseconds within its range (or empty)
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
@@ -111,19 +121,20 @@ local function whole_within(n, low, high)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text earlier
--- versions wrote, thirteen whole numbers (or the first twelve or nine), which
--- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- (configure.lua never ran); the form packed_settings writes; or what earlier versions
+-- wrote, its form 2 (the first thirteen settings) or text (thirteen whole numbers, or the
+-- first twelve or nine), which configure.lua rewrites in the new form; settings missing
+-- from an earlier form are at their defaults. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
   if not stored then
     return {
       group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
       queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
-      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0, completed_max = 0, completed_age = 604800000,
     }
   end
-  -- The thirteen settings are v[o + 1] to v[o + 13].
+  -- The fifteen settings are v[o + 1] to v[o + 15].
   local v, o = {}, 0
   if string.find(stored, '^%d') then
     -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
@@ -139,19 +150,22 @@ local function settings_of(stored)
     for i = 1, #v do
       v[i] = #v[i] <= 16 and tonumber(v[i])
     end
-    if #v == 9 or #v == 12 then
-      -- The settings that those versions did not have yet, at their defaults.
-      local defaults = settings_of(false)
-      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
-      for i = #v + 1, 13 do
-        v[i] = later[i - 9]
-      end
-    end
   else
-    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    -- One object, the whole value (unpack_one answers -1 for the offset after it): the
+    -- form 3 of fifteen settings, or the form 2 of the first thirteen.
     local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+    if ok and after == -1 and type(packed) == 'table' and ((packed[1] == 3 and #packed == 16)
+        or (packed[1] == 2 and #packed == 14)) then
       v, o = packed, 1
+    end
+  end
+  if #v - o == 9 or #v - o == 12 or #v - o == 13 then
+    -- The settings that earlier versions did not have yet, at their defaults.
+    local defaults = settings_of(false)
+    local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns,
+      defaults.completed_max, defaults.completed_age }
+    for i = #v - o + 1, 15 do
+      v[o + i] = later[i - 9]
     end
   end
   if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
@@ -160,7 +174,8 @@ local function settings_of(stored)
       and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
       and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
       and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
-      and whole_within(v[o + 13], 0, 1)) then
+      and whole_within(v[o + 13], 0, 1) and whole_within(v[o + 14], 0, 10000000)
+      and whole_within(v[o + 15], 1, 1000000000000)) then
     return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
       .. ', not what configure.lua writes')
   end
@@ -169,21 +184,22 @@ local function settings_of(stored)
     queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
     dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
+    completed_max = v[o + 14], completed_age = v[o + 15],
   }
 end
 -- The settings `s` (as settings_of answers them) in the form configure.lua writes to
--- #settings: a MessagePack array of the form's number, 2, then the thirteen settings in
+-- #settings: a MessagePack array of the form's number, 3, then the fifteen settings in
 -- the order of configure.lua's arguments, which one call unpacks.
 local function packed_settings(s)
-  return cmsgpack.pack({ 2, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
+  return cmsgpack.pack({ 3, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
     s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
-    s.group_turns })
+    s.group_turns, s.completed_max, s.completed_age })
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 5 or #ARGV ~= 13 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 15 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 15 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local parked = KEYS[1]
 local jobs = KEYS[2]
@@ -248,6 +264,15 @@ local group_turns = ARGV[13] == '0' and 0 or tonumber(string.match(ARGV[13], '^[
 if ARGV[13] ~= '' and (not group_turns or group_turns > 1) then
   return redis.error_reply('BAD_GROUP_TURNS must be an integer from 0 to 1, or empty, got ' .. shown(ARGV[13]))
 end
+local completed_max = ARGV[14] == '0' and 0 or tonumber(string.match(ARGV[14], '^[1-9]%d*$'))
+if ARGV[14] ~= '' and (not completed_max or completed_max > 10000000) then
+  return redis.error_reply('BAD_COMPLETED_MAX must be an integer from 0 to 10000000, or empty, got ' .. shown(ARGV[14]))
+end
+local completed_age = tonumber(string.match(ARGV[15], '^[1-9]%d*$'))
+if ARGV[15] ~= '' and (not completed_age or completed_age > 1000000000000) then
+  return redis.error_reply(
+      'BAD_COMPLETED_AGE must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[15]))
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -281,6 +306,7 @@ local given = {
   queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
   dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
   events_max = events_max, result_ttl = result_ttl, result_max = result_max, group_turns = group_turns,
+  completed_max = completed_max, completed_age = completed_age,
 }
 local new = {}
 local changed = false

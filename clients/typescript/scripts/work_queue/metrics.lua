@@ -19,13 +19,14 @@
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
+--- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
 --- @arg minutes uint 1..=1440    how many of the last minutes to return, at most the window kept
---- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)]) counts, totals,
----   age, window, rows: waiting, parked, delayed, leased and dead jobs; completed jobs,
+--- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)]) counts,
+---   totals, age, window, rows: waiting, parked, delayed, leased, dead and completed (kept) jobs; completed jobs,
 ---   failed deliveries and dead jobs in all; the next job's age in ms; the minutes of
 ---   metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms /
 ---   60,000), completed jobs, failed deliveries
---- @error BAD_ARGS               not 7 keys and 1 argument
+--- @error BAD_ARGS               not 8 keys and 1 argument
 --- @error BAD_MINUTES            not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
@@ -86,19 +87,20 @@ local function whole_within(n, low, high)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text earlier
--- versions wrote, thirteen whole numbers (or the first twelve or nine), which
--- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- (configure.lua never ran); the form packed_settings writes; or what earlier versions
+-- wrote, its form 2 (the first thirteen settings) or text (thirteen whole numbers, or the
+-- first twelve or nine), which configure.lua rewrites in the new form; settings missing
+-- from an earlier form are at their defaults. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
   if not stored then
     return {
       group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
       queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
-      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0, completed_max = 0, completed_age = 604800000,
     }
   end
-  -- The thirteen settings are v[o + 1] to v[o + 13].
+  -- The fifteen settings are v[o + 1] to v[o + 15].
   local v, o = {}, 0
   if string.find(stored, '^%d') then
     -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
@@ -114,19 +116,22 @@ local function settings_of(stored)
     for i = 1, #v do
       v[i] = #v[i] <= 16 and tonumber(v[i])
     end
-    if #v == 9 or #v == 12 then
-      -- The settings that those versions did not have yet, at their defaults.
-      local defaults = settings_of(false)
-      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
-      for i = #v + 1, 13 do
-        v[i] = later[i - 9]
-      end
-    end
   else
-    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    -- One object, the whole value (unpack_one answers -1 for the offset after it): the
+    -- form 3 of fifteen settings, or the form 2 of the first thirteen.
     local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+    if ok and after == -1 and type(packed) == 'table' and ((packed[1] == 3 and #packed == 16)
+        or (packed[1] == 2 and #packed == 14)) then
       v, o = packed, 1
+    end
+  end
+  if #v - o == 9 or #v - o == 12 or #v - o == 13 then
+    -- The settings that earlier versions did not have yet, at their defaults.
+    local defaults = settings_of(false)
+    local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns,
+      defaults.completed_max, defaults.completed_age }
+    for i = #v - o + 1, 15 do
+      v[o + i] = later[i - 9]
     end
   end
   if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
@@ -135,7 +140,8 @@ local function settings_of(stored)
       and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
       and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
       and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
-      and whole_within(v[o + 13], 0, 1)) then
+      and whole_within(v[o + 13], 0, 1) and whole_within(v[o + 14], 0, 10000000)
+      and whole_within(v[o + 15], 1, 1000000000000)) then
     return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
       .. ', not what configure.lua writes')
   end
@@ -144,6 +150,7 @@ local function settings_of(stored)
     queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
     dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
+    completed_max = v[o + 14], completed_age = v[o + 15],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -207,8 +214,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 7 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 7 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -217,6 +224,7 @@ local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
 local turns = KEYS[7]
+local completed = KEYS[8]
 local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not minutes or minutes > 1440 then
   return redis.error_reply('BAD_MINUTES must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
@@ -227,8 +235,9 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
-    parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or turns ~= tag_of_keys .. ':turns' then
-  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns' }) do
+    parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or turns ~= tag_of_keys .. ':turns' or
+    completed ~= tag_of_keys .. ':completed' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns', ':completed' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -244,7 +253,7 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local reply = {}
-for i, zset in ipairs({ waiting, parked, delayed, leased, dead }) do
+for i, zset in ipairs({ waiting, parked, delayed, leased, dead, completed }) do
   reply[i] = redis.call('ZCARD', zset)
 end
 local kept = math.min(minutes, settings.metrics_minutes)
@@ -253,7 +262,7 @@ if not current then
   return bad_metrics
 end
 for i = 1, 3 do
-  reply[5 + i] = current.totals[i]
+  reply[6 + i] = current.totals[i]
 end
 -- The jobs first in line: the head of `waiting`, and the first job of the group whose
 -- turn comes first (parked in its group's range while groups take turns).
@@ -278,8 +287,8 @@ for _, head in pairs(heads) do
     oldest = ready
   end
 end
-reply[9] = oldest and math.max(now - oldest, 0)
-reply[10] = settings.metrics_minutes
+reply[10] = oldest and math.max(now - oldest, 0)
+reply[11] = settings.metrics_minutes
 
 local rows = {}
 if kept > 0 then
@@ -306,5 +315,5 @@ if kept > 0 then
     rows[i + 1] = { current.minute - i, counts[1], counts[2] }
   end
 end
-reply[11] = rows
+reply[12] = rows
 return reply

@@ -12,7 +12,8 @@
 --- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
 --- `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
 --- retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
---- (see `add_flow.lua`).
+--- (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
+--- to `dead` (the reply still says 'dead').
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -38,8 +39,8 @@
 --- @error BAD_JOBS               `jobs` holds a field, setting or metric these scripts do not write; nothing written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit retry_of
---- @uses deliveries_allowed retry_delay
+--- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_ended emit retry_of
+--- @uses deliveries_allowed retry_delay drop_record
 --- @uses parent_of child_ended safe_integer shown
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -135,26 +136,28 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
 end
--- A job's own retry options, `stored` as add.lua writes them in its o: field:
--- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
--- backoff w (the caller's delay), f (a fixed `delay`) or e (exponential from `delay` up to
--- `max`). False for none; nil and a BAD_JOBS error reply for a value add.lua does not
--- write. Reads nothing.
+-- A job's own options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
+-- be kept once completed (c) or dead (d), whatever the queue keeps; attempts 0 for the
+-- caller's most deliveries, and backoff w (the caller's delay), f (a fixed `delay`) or e
+-- (exponential from `delay` up to `max`). False for none; nil and a BAD_JOBS error reply
+-- for a value add.lua does not write. Reads nothing.
 local function retry_of(job_id, stored)
   if not stored then
     return false
   end
-  local attempts, backoff, delay, max = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)$')
+  local attempts, backoff, delay, max, drop = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)(.*)$')
   attempts = attempts and safe_integer(attempts, 0, 1000)
   delay = delay and safe_integer(delay, 0, 1000000000000)
   max = max and safe_integer(max, 0, 1000000000000)
-  if not (attempts and delay and max) then
-    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the retry options ' .. shown(stored)
+  if not (attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd')) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the options ' .. shown(stored)
       .. ', not what add.lua writes')
   end
-  return { attempts = attempts, backoff = backoff, delay = delay, max = max }
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max,
+    drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
 end
 -- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
 -- `max_deliveries`: the job's own attempts, unless it has none.
@@ -189,19 +192,20 @@ local function whole_within(n, low, high)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text earlier
--- versions wrote, thirteen whole numbers (or the first twelve or nine), which
--- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- (configure.lua never ran); the form packed_settings writes; or what earlier versions
+-- wrote, its form 2 (the first thirteen settings) or text (thirteen whole numbers, or the
+-- first twelve or nine), which configure.lua rewrites in the new form; settings missing
+-- from an earlier form are at their defaults. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
   if not stored then
     return {
       group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
       queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
-      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0, completed_max = 0, completed_age = 604800000,
     }
   end
-  -- The thirteen settings are v[o + 1] to v[o + 13].
+  -- The fifteen settings are v[o + 1] to v[o + 15].
   local v, o = {}, 0
   if string.find(stored, '^%d') then
     -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
@@ -217,19 +221,22 @@ local function settings_of(stored)
     for i = 1, #v do
       v[i] = #v[i] <= 16 and tonumber(v[i])
     end
-    if #v == 9 or #v == 12 then
-      -- The settings that those versions did not have yet, at their defaults.
-      local defaults = settings_of(false)
-      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
-      for i = #v + 1, 13 do
-        v[i] = later[i - 9]
-      end
-    end
   else
-    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    -- One object, the whole value (unpack_one answers -1 for the offset after it): the
+    -- form 3 of fifteen settings, or the form 2 of the first thirteen.
     local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+    if ok and after == -1 and type(packed) == 'table' and ((packed[1] == 3 and #packed == 16)
+        or (packed[1] == 2 and #packed == 14)) then
       v, o = packed, 1
+    end
+  end
+  if #v - o == 9 or #v - o == 12 or #v - o == 13 then
+    -- The settings that earlier versions did not have yet, at their defaults.
+    local defaults = settings_of(false)
+    local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns,
+      defaults.completed_max, defaults.completed_age }
+    for i = #v - o + 1, 15 do
+      v[o + i] = later[i - 9]
     end
   end
   if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
@@ -238,7 +245,8 @@ local function settings_of(stored)
       and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
       and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
       and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
-      and whole_within(v[o + 13], 0, 1)) then
+      and whole_within(v[o + 13], 0, 1) and whole_within(v[o + 14], 0, 10000000)
+      and whole_within(v[o + 15], 1, 1000000000000)) then
     return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
       .. ', not what configure.lua writes')
   end
@@ -247,6 +255,7 @@ local function settings_of(stored)
     queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
     dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
+    completed_max = v[o + 14], completed_age = v[o + 15],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -307,20 +316,36 @@ local function count_ends(jobs_hash, m, completed, failed, died)
     '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
     m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
 end
--- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
--- `at`, then those beyond the newest `max_count`; how many went.
-local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', dead_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
-    string.format('%d', budget))
-  local over = redis.call('ZCARD', dead_set) - #gone - max_count
-  if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', dead_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
+-- Drops up to `budget` jobs of `ended_set` (dead or completed, scored by when they
+-- ended), oldest first: those beyond the newest `max_count`, then those ended longer than
+-- `max_age` ms before `at`; how many went. `card`, when the caller knows it, is how many
+-- the set holds (else it is read).
+local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget, card)
+  local cutoff = at - max_age
+  local over = math.min((card or redis.call('ZCARD', ended_set)) - max_count, budget)
+  local gone = {}
+  -- Whether the oldest left may be past the age: not when a job popped (older than any
+  -- left) is not.
+  local aged_left = true
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', ended_set, string.format('%d', over))
+    for i = 1, #popped, 2 do
+      gone[#gone + 1] = popped[i]
+    end
+    aged_left = tonumber(popped[#popped]) <= cutoff
+  end
+  if aged_left and #gone < budget then
+    local aged = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', cutoff), 'BYSCORE', 'LIMIT', '0',
+      string.format('%d', budget - #gone))
+    if #aged > 0 then
+      redis.call('ZREM', ended_set, unpack(aged))
+      for _, job_id in ipairs(aged) do
+        gone[#gone + 1] = job_id
+      end
+    end
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
-  end
-  if #gone > 0 then
-    redis.call('ZREM', dead_set, unpack(gone))
   end
   return #gone
 end
@@ -508,11 +533,15 @@ if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)
 end
 if tonumber(deliveries) >= max_deliveries then
-  redis.call('ZADD', dead, now, id)
-  redis.call('HSET', jobs, 's:' .. id, 'dead')
+  if retry and retry.drop_dead then
+    drop_record(jobs, id)
+  else
+    redis.call('ZADD', dead, now, id)
+    redis.call('HSET', jobs, 's:' .. id, 'dead')
+  end
   count_ends(jobs, metrics, 0, 1, 1)
   -- Two for each that dies: the set comes back under its cap after a lowering.
-  trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
+  trim_ended(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
   emit(events, settings.events_max, 'dead', id, 'error', reason)
   -- A flow's child that dies: its parent goes on without it, or dies with it.
   local moved = child_ended(jobs, waiting, dead, parent, id, false, now)

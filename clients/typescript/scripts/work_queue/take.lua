@@ -28,7 +28,12 @@
 --- `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
 --- delayed job come due, and `active` with its delivery for each job taken. A `done`
 --- job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
---- the call drops up to `limit` kept results whose time has passed.
+--- the call drops up to `limit` kept results whose time has passed. While the queue keeps
+--- completed jobs (`configure.lua`), a `done` job goes to `completed` as `ack.lua` sends one
+--- there, each job taken notes when it started (b: in its record), and the call drops up
+--- to `limit` of the oldest completed jobs beyond the queue's count or age (or all of
+--- them, `limit` per call, once it keeps none). A lease that runs out on the last delivery
+--- of a job added with `remove_on_fail` drops the job instead of sending it to `dead`.
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -79,13 +84,14 @@
 --- @key results hash {<name>}:results  job id -> its result, while it is kept
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see above)
+--- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=10        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done bytes... 0..=30    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string?, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 14 keys and from 4 to 34 arguments
+--- @error BAD_ARGS               not 15 keys and from 4 to 34 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
@@ -100,8 +106,8 @@
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
---- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
---- @uses parent_of child_ended result_too_big retry_of deliveries_allowed
+--- @uses settings_of metrics_at count_ends trim_ended drop_record parked_member emit drop_results keep_result
+--- @uses parent_of child_ended result_too_big retry_of deliveries_allowed complete_job
 --- @uses turn_number last_turn safe_integer shown parked_prefix
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
@@ -206,26 +212,28 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
 end
--- A job's own retry options, `stored` as add.lua writes them in its o: field:
--- '<attempts> <backoff> <delay> <max>', attempts 0 for the caller's most deliveries, and
--- backoff w (the caller's delay), f (a fixed `delay`) or e (exponential from `delay` up to
--- `max`). False for none; nil and a BAD_JOBS error reply for a value add.lua does not
--- write. Reads nothing.
+-- A job's own options, `stored` as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
+-- be kept once completed (c) or dead (d), whatever the queue keeps; attempts 0 for the
+-- caller's most deliveries, and backoff w (the caller's delay), f (a fixed `delay`) or e
+-- (exponential from `delay` up to `max`). False for none; nil and a BAD_JOBS error reply
+-- for a value add.lua does not write. Reads nothing.
 local function retry_of(job_id, stored)
   if not stored then
     return false
   end
-  local attempts, backoff, delay, max = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)$')
+  local attempts, backoff, delay, max, drop = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)(.*)$')
   attempts = attempts and safe_integer(attempts, 0, 1000)
   delay = delay and safe_integer(delay, 0, 1000000000000)
   max = max and safe_integer(max, 0, 1000000000000)
-  if not (attempts and delay and max) then
-    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the retry options ' .. shown(stored)
+  if not (attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd')) then
+    return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the options ' .. shown(stored)
       .. ', not what add.lua writes')
   end
-  return { attempts = attempts, backoff = backoff, delay = delay, max = max }
+  return { attempts = attempts, backoff = backoff, delay = delay, max = max,
+    drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
 end
 -- The most deliveries of a job with retry options `retry` (retry_of) when the caller says
 -- `max_deliveries`: the job's own attempts, unless it has none.
@@ -241,6 +249,26 @@ local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
   drop_record(jobs_hash, job_id)
 end
+-- A held job that ended well at `at`, in a queue that keeps completed jobs: out of
+-- `leased_set`, and into `completed_set` (scored by `at`) with its record (state
+-- completed, v: its `result` unless empty; no token), unless its own
+-- options (`options`, retry_of's) drop it at once. Whether it was kept; the caller trims
+-- the set.
+local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, result, options)
+  if options and options.drop_completed then
+    forget_job(leased_set, jobs_hash, job_id)
+    return false
+  end
+  redis.call('ZREM', leased_set, job_id)
+  redis.call('HDEL', jobs_hash, 't:' .. job_id)
+  redis.call('ZADD', completed_set, string.format('%d', at), job_id)
+  if result ~= '' then
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'v:' .. job_id, result)
+  else
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed')
+  end
+  return true
+end
 -- Whether `n` is a whole number from `low` to `high` (a value unpacked or converted from
 -- stored data, of any type).
 local function whole_within(n, low, high)
@@ -248,19 +276,20 @@ local function whole_within(n, low, high)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): false for the defaults
--- (configure.lua never ran); the form packed_settings writes; or the text earlier
--- versions wrote, thirteen whole numbers (or the first twelve or nine), which
--- configure.lua rewrites in the new form. Nil and a BAD_JOBS error reply for a value
+-- (configure.lua never ran); the form packed_settings writes; or what earlier versions
+-- wrote, its form 2 (the first thirteen settings) or text (thirteen whole numbers, or the
+-- first twelve or nine), which configure.lua rewrites in the new form; settings missing
+-- from an earlier form are at their defaults. Nil and a BAD_JOBS error reply for a value
 -- configure.lua does not write.
 local function settings_of(stored)
   if not stored then
     return {
       group_concurrency = 0, group_rate = 0, group_period = 1000, queue_concurrency = 0, queue_rate = 0,
       queue_period = 1000, dead_max = 10000, dead_age = 15552000000, metrics_minutes = 0, events_max = 0,
-      result_ttl = 3600000, result_max = 16384, group_turns = 0,
+      result_ttl = 3600000, result_max = 16384, group_turns = 0, completed_max = 0, completed_age = 604800000,
     }
   end
-  -- The thirteen settings are v[o + 1] to v[o + 13].
+  -- The fifteen settings are v[o + 1] to v[o + 15].
   local v, o = {}, 0
   if string.find(stored, '^%d') then
     -- One pattern match (in C) for the whole text; digits only, at most 16 of them:
@@ -276,19 +305,22 @@ local function settings_of(stored)
     for i = 1, #v do
       v[i] = #v[i] <= 16 and tonumber(v[i])
     end
-    if #v == 9 or #v == 12 then
-      -- The settings that those versions did not have yet, at their defaults.
-      local defaults = settings_of(false)
-      local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns }
-      for i = #v + 1, 13 do
-        v[i] = later[i - 9]
-      end
-    end
   else
-    -- One object, the whole value (unpack_one answers -1 for the offset after it).
+    -- One object, the whole value (unpack_one answers -1 for the offset after it): the
+    -- form 3 of fifteen settings, or the form 2 of the first thirteen.
     local ok, after, packed = pcall(cmsgpack.unpack_one, stored)
-    if ok and after == -1 and type(packed) == 'table' and packed[1] == 2 and #packed == 14 then
+    if ok and after == -1 and type(packed) == 'table' and ((packed[1] == 3 and #packed == 16)
+        or (packed[1] == 2 and #packed == 14)) then
       v, o = packed, 1
+    end
+  end
+  if #v - o == 9 or #v - o == 12 or #v - o == 13 then
+    -- The settings that earlier versions did not have yet, at their defaults.
+    local defaults = settings_of(false)
+    local later = { defaults.events_max, defaults.result_ttl, defaults.result_max, defaults.group_turns,
+      defaults.completed_max, defaults.completed_age }
+    for i = #v - o + 1, 15 do
+      v[o + i] = later[i - 9]
     end
   end
   if not (whole_within(v[o + 1], 0, 1000000) and whole_within(v[o + 2], 0, 1000)
@@ -297,7 +329,8 @@ local function settings_of(stored)
       and whole_within(v[o + 7], 1, 10000000) and whole_within(v[o + 8], 1, 1000000000000)
       and whole_within(v[o + 9], 0, 1440) and whole_within(v[o + 10], 0, 100000)
       and whole_within(v[o + 11], 1, 2592000000) and whole_within(v[o + 12], 1, 16384)
-      and whole_within(v[o + 13], 0, 1)) then
+      and whole_within(v[o + 13], 0, 1) and whole_within(v[o + 14], 0, 10000000)
+      and whole_within(v[o + 15], 1, 1000000000000)) then
     return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
       .. ', not what configure.lua writes')
   end
@@ -306,6 +339,7 @@ local function settings_of(stored)
     queue_concurrency = v[o + 4], queue_rate = v[o + 5], queue_period = v[o + 6],
     dead_max = v[o + 7], dead_age = v[o + 8], metrics_minutes = v[o + 9],
     events_max = v[o + 10], result_ttl = v[o + 11], result_max = v[o + 12], group_turns = v[o + 13],
+    completed_max = v[o + 14], completed_age = v[o + 15],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -366,20 +400,36 @@ local function count_ends(jobs_hash, m, completed, failed, died)
     '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
     m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
 end
--- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
--- `at`, then those beyond the newest `max_count`; how many went.
-local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
-  local gone = redis.call('ZRANGE', dead_set, '-inf', string.format('%d', at - max_age), 'BYSCORE', 'LIMIT', '0',
-    string.format('%d', budget))
-  local over = redis.call('ZCARD', dead_set) - #gone - max_count
-  if over > 0 and #gone < budget then
-    gone = redis.call('ZRANGE', dead_set, '0', string.format('%d', #gone + math.min(over, budget - #gone) - 1))
+-- Drops up to `budget` jobs of `ended_set` (dead or completed, scored by when they
+-- ended), oldest first: those beyond the newest `max_count`, then those ended longer than
+-- `max_age` ms before `at`; how many went. `card`, when the caller knows it, is how many
+-- the set holds (else it is read).
+local function trim_ended(ended_set, jobs_hash, at, max_count, max_age, budget, card)
+  local cutoff = at - max_age
+  local over = math.min((card or redis.call('ZCARD', ended_set)) - max_count, budget)
+  local gone = {}
+  -- Whether the oldest left may be past the age: not when a job popped (older than any
+  -- left) is not.
+  local aged_left = true
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', ended_set, string.format('%d', over))
+    for i = 1, #popped, 2 do
+      gone[#gone + 1] = popped[i]
+    end
+    aged_left = tonumber(popped[#popped]) <= cutoff
+  end
+  if aged_left and #gone < budget then
+    local aged = redis.call('ZRANGE', ended_set, '-inf', string.format('%d', cutoff), 'BYSCORE', 'LIMIT', '0',
+      string.format('%d', budget - #gone))
+    if #aged > 0 then
+      redis.call('ZREM', ended_set, unpack(aged))
+      for _, job_id in ipairs(aged) do
+        gone[#gone + 1] = job_id
+      end
+    end
   end
   for _, job_id in ipairs(gone) do
     drop_record(jobs_hash, job_id)
-  end
-  if #gone > 0 then
-    redis.call('ZREM', dead_set, unpack(gone))
   end
   return #gone
 end
@@ -501,8 +551,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 34 then
-  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 15 or #ARGV < 4 or #ARGV > 34 then
+  return redis.error_reply('BAD_ARGS expected 15 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -518,6 +568,7 @@ local events = KEYS[11]
 local results = KEYS[12]
 local kept = KEYS[13]
 local turns = KEYS[14]
+local completed = KEYS[15]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
@@ -543,9 +594,9 @@ if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or
     parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or groups ~= tag_of_keys .. ':groups' or
     wake ~= tag_of_keys .. ':wake' or idle ~= tag_of_keys .. ':idle' or signal ~= tag_of_keys .. ':signal' or
     events ~= tag_of_keys .. ':events' or results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' or
-    turns ~= tag_of_keys .. ':turns' then
+    turns ~= tag_of_keys .. ':turns' or completed ~= tag_of_keys .. ':completed' then
   for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
-      ':events', ':results', ':kept', ':turns' }) do
+      ':events', ':results', ':kept', ':turns', ':completed' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -558,9 +609,25 @@ end
 -- is skipped. The other keys are read before the first write whatever they hold, which
 -- checks their types too: waiting, delayed and leased (ZRANGE), jobs (HMGET).
 local cards = { [signal] = redis.call('ZCARD', signal) }
--- The keys that only jobs of groups fill, and those of dead jobs, events, results and
--- turns, which a healthy queue that does not use them never creates: one call each while
--- none is there.
+-- Paused (pause.lua): nothing is taken and no worker is woken.
+-- With the queue's start count (#qn, read below only while the queue has a rate).
+local paused, stored_settings, queue_started = unpack(redis.call('HMGET', jobs, '#paused', '#settings', '#qn'))
+if paused and paused ~= '1' then
+  return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
+end
+local take_limit = paused and 0 or limit
+
+-- The queue's limits, caps and metrics window (configure.lua).
+local settings, bad_settings = settings_of(stored_settings)
+if not settings then
+  return bad_settings
+end
+-- Completed jobs kept (configure.lua's completed_max): the acked jobs go to `completed`.
+local keep = settings.completed_max > 0
+-- The keys that only jobs of groups fill, and those of dead jobs, events, results, turns
+-- and completed jobs no longer kept, which a healthy queue that does not use them never
+-- creates: one call each while none is there.
+cards[completed] = keep and redis.call('ZCARD', completed) or 0
 cards[parked], cards[wake], cards[idle] = 0, 0, 0
 local groups_used = redis.call('EXISTS', groups, parked, wake, idle) > 0
 if groups_used then
@@ -570,28 +637,17 @@ if groups_used then
   cards[idle] = redis.call('ZCARD', idle)
 end
 cards[dead], cards[kept], cards[turns] = 0, 0, 0
-local extras_used = redis.call('EXISTS', dead, events, results, kept, turns) > 0
+local extras_used = (keep and redis.call('EXISTS', dead, events, results, kept, turns)
+  or redis.call('EXISTS', dead, events, results, kept, turns, completed)) > 0
 if extras_used then
   cards[dead] = redis.call('ZCARD', dead)
   cards[kept] = redis.call('ZCARD', kept)
   cards[turns] = redis.call('ZCARD', turns)
+  cards[completed] = redis.call('ZCARD', completed)
   redis.call('HLEN', results)
   redis.call('XLEN', events)
 end
 
--- Paused (pause.lua): nothing is taken and no worker is woken.
--- With the queue's start count (#qn, read below only while the queue has a rate).
-local paused, stored_settings, queue_started = unpack(redis.call('HMGET', jobs, '#paused', '#settings', '#qn'))
-if paused and paused ~= '1' then
-  return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
-end
-local take_limit = paused and 0 or limit
-
--- The queue's limits, dead-letter cap and metrics window (configure.lua).
-local settings, bad_settings = settings_of(stored_settings)
-if not settings then
-  return bad_settings
-end
 local group_concurrency = settings.group_concurrency
 local group_rate = settings.group_rate
 local group_period = settings.group_period
@@ -623,14 +679,32 @@ local function lease_job(id, delivery)
   local held = token .. ':' .. count
   local deadline = now + lease
   redis.call('ZADD', leased, string.format('%d', deadline), id)
-  redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held, 'n:' .. id, count)
+  if keep then
+    -- When it started, for its history.
+    redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held, 'n:' .. id, count, 'b:' .. id, now_text)
+  else
+    redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held, 'n:' .. id, count)
+  end
   return held, deadline
+end
+-- Ends acked job `id` (`options` its own, as retry_of reads them): kept in `completed`
+-- with `result` while the queue keeps completed jobs (counted in cards), else dropped.
+local function end_acked(id, result, options)
+  if keep then
+    if complete_job(leased, completed, jobs, id, now, result, options) then
+      cards[completed] = cards[completed] + 1
+    end
+  else
+    forget_job(leased, jobs, id)
+  end
 end
 local lean_lapsed, lean_due
 if not paused and not groups_used and not extras_used and group_concurrency == 0 and group_rate == 0
     and settings.queue_concurrency == 0 and queue_rate == 0 and settings.events_max == 0
     and settings.group_turns == 0 and #ARGV % 3 == 1 then
-  local lean, acked = true, {}
+  -- The acked jobs in order, each also a key to its own options (as retry_of reads them;
+  -- false when the queue keeps no completed jobs).
+  local lean, acked, acked_options = true, {}, {}
   for i = 5, #ARGV, 3 do
     local id, job_token = ARGV[i], ARGV[i + 1]
     if id == '' or job_token == '' or acked[id] or ARGV[i + 2] ~= '' then
@@ -638,11 +712,13 @@ if not paused and not groups_used and not extras_used and group_concurrency == 0
       break
     end
     local group, bad, _, link = held_group(jobs, id, job_token)
-    if bad or group or link then
+    local options = keep and not (bad or group or link) and retry_of(id, redis.call('HGET', jobs, 'o:' .. id))
+    if options == nil or bad or group or link then
       lean = false
       break
     end
     acked[id] = true
+    acked_options[id] = options
     acked[#acked + 1] = id
   end
   if lean then
@@ -667,7 +743,10 @@ if not paused and not groups_used and not extras_used and group_concurrency == 0
   end
   if lean then
     for _, id in ipairs(acked) do
-      forget_job(leased, jobs, id)
+      end_acked(id, '', acked_options[id])
+    end
+    if keep and #acked > 0 then
+      trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, limit, cards[completed])
     end
     local taken = {}
     for i, id in ipairs(heads) do
@@ -750,7 +829,8 @@ if #done % 3 ~= 0 then
   return redis.error_reply('BAD_DONE done must be id, token, result triples; got ' .. #done .. ' values')
 end
 -- The parent of each flow's child that ends in this call (see add_flow.lua).
-local finished, results_of, parents = {}, {}, {}
+-- The acked jobs' results and own options, for those kept as completed.
+local finished, results_of, parents, given, options_of = {}, {}, {}, {}, {}
 for i = 1, #done, 3 do
   local id = done[i]
   if id == '' or done[i + 1] == '' then
@@ -763,6 +843,12 @@ for i = 1, #done, 3 do
   parents[id], bad = parent_of(jobs, link)
   if bad then
     return bad
+  end
+  if keep then
+    options_of[id], bad = retry_of(id, redis.call('HGET', jobs, 'o:' .. id))
+    if bad then
+      return bad
+    end
   end
   if finished[id] ~= nil then
     return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is in done twice')
@@ -778,6 +864,7 @@ for i = 1, #done, 3 do
   end
   finished[id] = group
   finished[#finished + 1] = id
+  given[id] = result
 end
 local freed = {}
 for _, id in ipairs(finished) do
@@ -815,6 +902,7 @@ for i, id in ipairs(lapsed) do
       return bad_retry
     end
     records[i].dead = rank and tonumber(deliveries) >= deliveries_allowed(retry, max_deliveries)
+    records[i].dropped = retry and retry.drop_dead
     if records[i].dead then
       local bad
       parents[id], bad = parent_of(jobs, link)
@@ -1314,7 +1402,7 @@ end
 -- Writing the plan: nothing below can refuse the call.
 for _, id in ipairs(finished) do
   local group = finished[id]
-  forget_job(leased, jobs, id)
+  end_acked(id, given[id], options_of[id])
   if group then
     release_slot(groups, parked, waiting, jobs, group, freed[id])
   end
@@ -1343,8 +1431,12 @@ for i, id in ipairs(lapsed) do
       -- No record (deleted by hand): nothing to hand back.
       redis.call('HDEL', jobs, 's:' .. id)
     elseif record.dead then
-      redis.call('ZADD', dead, now_text, id)
-      redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
+      if record.dropped then
+        drop_record(jobs, id)
+      else
+        redis.call('ZADD', dead, now_text, id)
+        redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
+      end
       emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
       local parent_now = child_ended(jobs, waiting, dead, parents[id], id, false, now)
       if parent_now == 'dead' then
@@ -1538,7 +1630,11 @@ end
 -- dead-letter set keeps to its cap.
 count_ends(jobs, metrics, #finished, lapses, deaths)
 if cards[dead] + deaths > 0 then
-  trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, limit)
+  trim_ended(dead, jobs, now, settings.dead_max, settings.dead_age, limit)
+end
+-- The completed jobs kept, those acked here counted (end_acked).
+if cards[completed] > 0 then
+  trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, limit, cards[completed])
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):

@@ -130,13 +130,13 @@ export { WorkQueue } from "./work_queue.js";
 export const VERSION = "0.1.0";
 
 /** The Redis Functions library of these scripts (`functions.lua`), as Redis names it. */
-export const LIBRARY = "redis_patterns_v0_1_0_e5d4e85bd895";
+export const LIBRARY = "redis_patterns_v0_1_0_3ab2c3d0eb87";
 
 /**
  * The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that agree
  * on it call the same scripts with the same contracts.
  */
-export const MANIFEST_SHA1 = "d3640f9d7008452142dea5659ab4d3a4baef5e00";
+export const MANIFEST_SHA1 = "4df1181a3f22e796c01c449d096ab7cd6713cdf2";
 
 /** Every script, sorted by name. */
 export const SCRIPTS: readonly Script[] = [

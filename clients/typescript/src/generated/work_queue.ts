@@ -37,6 +37,9 @@ export const KEY_RESULTS = new rt.Form("work_queue", "{<name>}:results", [rt.tag
 /** The name template `{<name>}:kept`. */
 export const KEY_KEPT = new rt.Form("work_queue", "{<name>}:kept", [rt.tag([rt.value("name")]), rt.text(":kept")]);
 
+/** The name template `{<name>}:completed`. */
+export const KEY_COMPLETED = new rt.Form("work_queue", "{<name>}:completed", [rt.tag([rt.value("name")]), rt.text(":completed")]);
+
 /** The name template `{<name>}:delayed`. */
 export const KEY_DELAYED = new rt.Form("work_queue", "{<name>}:delayed", [rt.tag([rt.value("name")]), rt.text(":delayed")]);
 
@@ -65,18 +68,19 @@ export const KEY_DUE = new rt.Form("work_queue", "{<name>}:due", [rt.tag([rt.val
 export const KEY_SCHEDULES_WAKE = new rt.Form("work_queue", "{<name>}:schedules_wake", [rt.tag([rt.value("name")]), rt.text(":schedules_wake")]);
 
 /**
- * `work_queue/ack`: Ends a job that was done: it leaves the queue, and its group frees a slot.
+ * `work_queue/ack`: Ends a job that was done: it leaves the queue (or stays in its history), and
+ * its group frees a slot.
  *
  * The script's contract; call it with `ack()`.
  */
 export const ACK = new rt.Script({
   name: "work_queue/ack",
   path: "scripts/work_queue/ack.lua",
-  sha1: "94291cc8f71114cd1b8addfada6cf5af21cd4f52",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__ack",
+  sha1: "25d1bedcc92d0b89c31b8a39d1d7a339e8c90469",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__ack",
   readOnly: false,
-  keys: [9, 9],
-  keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"],
+  keys: [10, 10],
+  keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
@@ -89,7 +93,8 @@ export const ACK = new rt.Script({
 const ACK_REPLY: rt.Decode<number> = rt.INT;
 
 /**
- * Ends a job that was done: it leaves the queue, and its group frees a slot.
+ * Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a
+ * slot.
  *
  * Beyond the books. Only the holder of the job's current lease (the token `take.lua`
  * gave it) can ack it. A worker whose lease ran out and whose job was handed to another
@@ -102,7 +107,13 @@ const ACK_REPLY: rt.Decode<number> = rt.INT;
  * an empty one for as long, so that a wait for the job tells it from a job never added.
  * A flow's child that ends lets its parent run once it was the last one (see
  * `add_flow.lua`), and with events on the parent's `waiting` follows the child's
- * `completed`.
+ * `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,
+ * BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state
+ * 'completed', b: when its last delivery was taken (when take.lua wrote it), v: its
+ * result, and when it finished as its score in `completed`; its payload, deliveries,
+ * group, last error, progress and logs as they were. Then up to two of the oldest
+ * completed jobs beyond the queue's count or age go; a job added with
+ * `remove_on_complete` goes at once instead (see `add.lua`).
  *
  * Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
  *
@@ -123,6 +134,8 @@ const ACK_REPLY: rt.Decode<number> = rt.INT;
  *     results (a hash, named `{<name>}:results`): job id -> its result, while it is kept
  *     kept (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server
  *         clock)
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
  *     id (`string`, not empty): the job's id
@@ -135,7 +148,7 @@ const ACK_REPLY: rt.Decode<number> = rt.INT;
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 9 keys and 3 arguments
+ *         BAD_ARGS: not 10 keys and 3 arguments
  *         BAD_ID: empty
  *         BAD_TOKEN: empty
  *         BAD_KEYS: a key not named as its template says
@@ -144,7 +157,7 @@ const ACK_REPLY: rt.Decode<number> = rt.INT;
  *             written
  *         BAD_PARKED: `parked` holds a member of the group that take.lua did not write; nothing was
  *             written
- *         BAD_JOBS: `jobs` holds settings or metrics these scripts did not write; nothing was
+ *         BAD_JOBS: `jobs` holds settings, metrics or options these scripts did not write; nothing
  *             written
  *         RESULT_TOO_BIG: `result` is longer than the queue's `result_max`; nothing was written
  *
@@ -160,11 +173,12 @@ export function ack(
   events: string,
   results: string,
   kept: string,
+  completed: string,
   id: string,
   token: string,
   result: rt.Bytes,
 ): rt.Call<number> {
-  return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept], ACK.encode([id, token, result]), ACK_REPLY);
+  return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept, completed], ACK.encode([id, token, result]), ACK_REPLY);
 }
 
 /**
@@ -175,8 +189,8 @@ export function ack(
 export const ADD = new rt.Script({
   name: "work_queue/add",
   path: "scripts/work_queue/add.lua",
-  sha1: "01b9b471d074732bf4770594821013c74981b7ff",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__add",
+  sha1: "18887404f7155598870d7d93d129be4ec48cbc20",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__add",
   readOnly: false,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns"],
@@ -191,9 +205,11 @@ export const ADD = new rt.Script({
     rt.param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", { low: 0n, high: 1000000000000n }),
     rt.param("backoff_max", "ms", "BAD_BACKOFF_MAX", { low: 0n, high: 1000000000000n }),
     rt.param("lifo", "bool", "BAD_LIFO"),
+    rt.param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
+    rt.param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
   ],
-  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0" },
-  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0" },
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
 const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
@@ -219,7 +235,10 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  * `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
  * `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
  * (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
- * point from half of that to all of it). 0 and 'worker' keep the caller's.
+ * point from half of that to all of it). 0 and 'worker' keep the caller's. A job that
+ * sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
+ * `true`) is dropped when it ends so, even while the queue keeps such jobs
+ * (`configure.lua`); how many and how long are the queue's alone.
  *
  * Runs `scripts/work_queue/add.lua` (`work_queue/add`).
  *
@@ -256,6 +275,10 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  *         backoff's longest delay
  *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
  *         behind them
+ *     removeOnComplete (`bool`, default `0` in the class): dropped once completed, even while the
+ *         queue keeps completed jobs
+ *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
+ *         keeps dead jobs
  *
  * Returns:
  *     `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -264,7 +287,7 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 7 keys and 10 arguments
+ *         BAD_ARGS: not 7 keys and 12 arguments
  *         BAD_ID: empty
  *         BAD_PRIORITY: not an integer within its range
  *         BAD_DELAY: not whole milliseconds within its range
@@ -273,6 +296,8 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
  *         BAD_BACKOFF_MAX: not whole milliseconds within its range
  *         BAD_LIFO: not 1 or 0
+ *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
+ *         BAD_REMOVE_ON_FAIL: not 1 or 0
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
  *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -297,8 +322,10 @@ export function add(
   backoffDelay: rt.Ms,
   backoffMax: rt.Ms,
   lifo: boolean,
+  removeOnComplete: boolean,
+  removeOnFail: boolean,
 ): rt.Call<[boolean, string]> {
-  return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], ADD.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo]), ADD_REPLY);
+  return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], ADD.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, removeOnComplete, removeOnFail]), ADD_REPLY);
 }
 
 /**
@@ -310,8 +337,8 @@ export function add(
 export const ADD_DEDUPLICATED = new rt.Script({
   name: "work_queue/add_deduplicated",
   path: "scripts/work_queue/add_deduplicated.lua",
-  sha1: "a2fdeb34bb4f2641c3b5fd6e57a5f9a5ff5d4022",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__add_deduplicated",
+  sha1: "c93534222d7886fa3368b12d4584dd6ef0c2d8c2",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__add_deduplicated",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"],
@@ -326,13 +353,15 @@ export const ADD_DEDUPLICATED = new rt.Script({
     rt.param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", { low: 0n, high: 1000000000000n }),
     rt.param("backoff_max", "ms", "BAD_BACKOFF_MAX", { low: 0n, high: 1000000000000n }),
     rt.param("lifo", "bool", "BAD_LIFO"),
+    rt.param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
+    rt.param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
     rt.param("dedup", "string", "BAD_DEDUP", { nonEmpty: true }),
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
     rt.param("extend", "bool", "BAD_EXTEND"),
     rt.param("replace", "bool", "BAD_REPLACE"),
   ],
-  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "extend": "0", "replace": "0" },
-  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "extend": "0", "replace": "0" },
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
 const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tupleOf(rt.STR, rt.STR, rt.opt(rt.STR));
@@ -389,6 +418,10 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  *         backoff's longest delay
  *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
  *         behind them
+ *     removeOnComplete (`bool`, default `0` in the class): dropped once completed, even while the
+ *         queue keeps completed jobs
+ *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
+ *         keeps dead jobs
  *     dedup (`string`, not empty): the deduplication id
  *     ttl (`ms`, from 1 to 999999999999999 ms): how long the window lasts
  *     extend (`bool`, default `0` in the class): a call within the window starts it again
@@ -403,7 +436,7 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 8 keys and 14 arguments
+ *         BAD_ARGS: not 8 keys and 16 arguments
  *         BAD_ID: empty
  *         BAD_PRIORITY: not an integer within its range
  *         BAD_DELAY: not whole milliseconds within its range
@@ -412,6 +445,8 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
  *         BAD_BACKOFF_MAX: not whole milliseconds within its range
  *         BAD_LIFO: not 1 or 0
+ *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
+ *         BAD_REMOVE_ON_FAIL: not 1 or 0
  *         BAD_DEDUP: empty
  *         BAD_TTL: not whole milliseconds within its range
  *         BAD_EXTEND: not 1 or 0
@@ -441,12 +476,14 @@ export function addDeduplicated(
   backoffDelay: rt.Ms,
   backoffMax: rt.Ms,
   lifo: boolean,
+  removeOnComplete: boolean,
+  removeOnFail: boolean,
   dedup: string,
   ttl: rt.Ms,
   extend: boolean,
   replace: boolean,
 ): rt.Call<[string, string, string | null]> {
-  return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, dedup, ttl, extend, replace]), ADD_DEDUPLICATED_REPLY);
+  return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, removeOnComplete, removeOnFail, dedup, ttl, extend, replace]), ADD_DEDUPLICATED_REPLY);
 }
 
 /**
@@ -458,8 +495,8 @@ export function addDeduplicated(
 export const ADD_FLOW = new rt.Script({
   name: "work_queue/add_flow",
   path: "scripts/work_queue/add_flow.lua",
-  sha1: "ab22ed9eeb068b036ffe51f47ce45c51403c89ec",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__add_flow",
+  sha1: "155169f717c837b8a38f3955498d41ffe6788630",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__add_flow",
   readOnly: false,
   keys: [4, 4],
   keyNames: ["waiting", "delayed", "jobs", "signal"],
@@ -548,35 +585,39 @@ export function addFlow(
 }
 
 /**
- * `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked or dead),
- * first first.
+ * `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked, dead or
+ * completed), first first.
  *
  * The script's contract; call it with `clean()`.
  */
 export const CLEAN = new rt.Script({
   name: "work_queue/clean",
   path: "scripts/work_queue/clean.lua",
-  sha1: "9580edddd7fbde92d1c13bf4870b937caef85a21",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__clean",
+  sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__clean",
   readOnly: false,
-  keys: [5, 5],
-  keyNames: ["waiting", "delayed", "dead", "parked", "jobs"],
+  keys: [6, 6],
+  keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
   args: [
-    rt.param("state", "string", "BAD_STATE", { choices: ["waiting", "delayed", "parked", "dead"] }),
+    rt.param("state", "string", "BAD_STATE", { choices: ["waiting", "delayed", "parked", "dead", "completed"] }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
+    rt.param("grace", "ms", "BAD_GRACE", { low: 0n, high: 1000000000000n }),
   ],
-  defaults: {},
-  errors: ["BAD_ARGS", "BAD_STATE", "BAD_COUNT", "BAD_KEYS", "BAD_PARKED"],
+  defaults: { "grace": "0" },
+  errors: ["BAD_ARGS", "BAD_STATE", "BAD_COUNT", "BAD_GRACE", "BAD_KEYS", "BAD_PARKED"],
 });
 
 const CLEAN_REPLY: rt.Decode<number> = rt.UINT;
 
 /**
- * Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.
+ * Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first
+ * first.
  *
  * Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's "clear"). Waiting
- * and parked jobs go in the order they would run, delayed ones by due time, dead ones
- * oldest first; their records go with them. Leased jobs are left to their workers (see
+ * and parked jobs go in the order they would run, delayed ones by due time, dead and
+ * completed ones oldest first, only those that ended at least `grace` ago (BullMQ's
+ * `clean(grace, limit, type)`); their records go with them. The other states have no
+ * end time: for them `grace` must be 0. Leased jobs are left to their workers (see
  * `remove.lua`). The work per call is bounded; call again while it removes `count`.
  *
  * Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
@@ -592,10 +633,15 @@ const CLEAN_REPLY: rt.Decode<number> = rt.UINT;
  *         score 0 (see take.lua)
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
  *         group, t token, e error
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
- *     state (`string`, one of `waiting`, `delayed`, `parked`, `dead`): the state whose jobs go
+ *     state (`string`, one of `waiting`, `delayed`, `parked`, `dead`, `completed`): the state whose
+ *         jobs go
  *     count (`uint`, from 1 to 100): the most jobs removed
+ *     grace (`ms`, from 0 to 1000000000000 ms, default `0` in the class): dead and completed jobs
+ *         that ended less than this long ago stay
  *
  * Returns:
  *     `uint`: how many jobs were removed
@@ -603,13 +649,15 @@ const CLEAN_REPLY: rt.Decode<number> = rt.UINT;
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 5 keys and 2 arguments
+ *         BAD_ARGS: not 6 keys and 3 arguments
  *         BAD_STATE: not one of its choices
  *         BAD_COUNT: not an integer within its range
+ *         BAD_GRACE: not whole milliseconds within its range, or not 0 for a state without end
+ *             times
  *         BAD_KEYS: a key not named as its template says
  *         BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
  *
- * Complexity: O(C × log N), C = `count`, N = the jobs.
+ * Complexity: O(C × log N), C = `count`, N = the jobs. Clock: the server's TIME.
  */
 export function clean(
   waiting: string,
@@ -617,10 +665,12 @@ export function clean(
   dead: string,
   parked: string,
   jobs: string,
+  completed: string,
   state: string,
   count: rt.Int,
+  grace: rt.Ms,
 ): rt.Call<number> {
-  return CLEAN.call([waiting, delayed, dead, parked, jobs], CLEAN.encode([state, count]), CLEAN_REPLY);
+  return CLEAN.call([waiting, delayed, dead, parked, jobs, completed], CLEAN.encode([state, count, grace]), CLEAN_REPLY);
 }
 
 /**
@@ -631,8 +681,8 @@ export function clean(
 export const CONFIGURE = new rt.Script({
   name: "work_queue/configure",
   path: "scripts/work_queue/configure.lua",
-  sha1: "1e55558741707eccb029181d796ae70d44fa963f",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__configure",
+  sha1: "8a179c738ee7807e446b520fdf26617f1e3f5f85",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__configure",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["parked", "jobs", "wake", "signal", "events"],
@@ -650,9 +700,11 @@ export const CONFIGURE = new rt.Script({
     rt.param("result_ttl", "ms", "BAD_RESULT_TTL", { optional: true, low: 1n, high: 2592000000n }),
     rt.param("result_max", "uint", "BAD_RESULT_MAX", { optional: true, low: 1n, high: 16384n }),
     rt.param("group_turns", "uint", "BAD_GROUP_TURNS", { optional: true, low: 0n, high: 1n }),
+    rt.param("completed_max", "uint", "BAD_COMPLETED_MAX", { optional: true, low: 0n, high: 10000000n }),
+    rt.param("completed_age", "ms", "BAD_COMPLETED_AGE", { optional: true, low: 1n, high: 1000000000000n }),
   ],
   defaults: {},
-  errors: ["BAD_ARGS", "BAD_GROUP_CONCURRENCY", "BAD_GROUP_RATE", "BAD_GROUP_PERIOD", "BAD_QUEUE_CONCURRENCY", "BAD_QUEUE_RATE", "BAD_QUEUE_PERIOD", "BAD_DEAD_MAX", "BAD_DEAD_AGE", "BAD_METRICS_MINUTES", "BAD_EVENTS_MAX", "BAD_RESULT_TTL", "BAD_RESULT_MAX", "BAD_GROUP_TURNS", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED"],
+  errors: ["BAD_ARGS", "BAD_GROUP_CONCURRENCY", "BAD_GROUP_RATE", "BAD_GROUP_PERIOD", "BAD_QUEUE_CONCURRENCY", "BAD_QUEUE_RATE", "BAD_QUEUE_PERIOD", "BAD_DEAD_MAX", "BAD_DEAD_AGE", "BAD_METRICS_MINUTES", "BAD_EVENTS_MAX", "BAD_RESULT_TTL", "BAD_RESULT_MAX", "BAD_GROUP_TURNS", "BAD_COMPLETED_MAX", "BAD_COMPLETED_AGE", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED"],
 });
 
 const CONFIGURE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.UINT);
@@ -661,8 +713,9 @@ const CONFIGURE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.UIN
  * Changes the queue's settings that it is given, and keeps the others.
  *
  * Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
- * its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
- * metrics window, the events cap, the results' bounds and group turns. They live in
+ * its worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set
+ * caps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,
+ * the events cap, the results' bounds and group turns. They live in
  * `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
  * `take.lua` reads them on every call, so a worker deployed with other code applies the
  * same limits, and a change takes effect on the next `take`. Settings that an earlier
@@ -671,9 +724,14 @@ const CONFIGURE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.UIN
  * empty argument leaves its setting as it is: the merge happens here, in one call, so
  * two operators who change different settings at the same moment both keep their change.
  * Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
- * 180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands
- * each). A new queue rate starts its ring of start times anew (the old start times stay,
- * at most 1,000, until a later ring overwrites them or the queue is deleted). A new
+ * 180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end
+ * jobs two hash commands each). With `completed_max` above 0, a job that ends well
+ * stays in `completed` with its record, when it started and finished and its result
+ * (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
+ * the scripts that end jobs drop the oldest beyond either bound, a few per call, and
+ * `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+ * rate starts its ring of start times anew (the old start times stay, at most 1,000,
+ * until a later ring overwrites them or the queue is deleted). A new
  * metrics window keeps the totals and the slots of the minutes it still covers (each
  * slot names its minute, so one of another minute reads as 0); the slots beyond a
  * smaller window stay, at most 1,440, until the queue is deleted.
@@ -728,6 +786,9 @@ const CONFIGURE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.UIN
  *     resultMax (`uint?`, from 1 to 16384): the longest result kept, in bytes (16 KiB at most)
  *     groupTurns (`uint?`, from 0 to 1): 1 for groups with jobs ready taking turns (round-robin); 0
  *         for no turns
+ *     completedMax (`uint?`, from 0 to 10000000): the most completed jobs kept; the oldest go
+ *         first; 0 for none
+ *     completedAge (`ms?`, from 1 to 1000000000000 ms): how long a completed job is kept
  *
  * Returns:
  *     `(bool, uint)`: whether a setting changed, and how many groups with parked jobs were woken
@@ -735,7 +796,7 @@ const CONFIGURE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.UIN
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 5 keys and 13 arguments
+ *         BAD_ARGS: not 5 keys and 15 arguments
  *         BAD_GROUP_CONCURRENCY: not an integer within its range (or empty)
  *         BAD_GROUP_RATE: not an integer within its range (or empty)
  *         BAD_GROUP_PERIOD: not whole milliseconds within its range (or empty)
@@ -749,6 +810,8 @@ const CONFIGURE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.UIN
  *         BAD_RESULT_TTL: not whole milliseconds within its range (or empty)
  *         BAD_RESULT_MAX: not an integer within its range (or empty)
  *         BAD_GROUP_TURNS: not an integer within its range (or empty)
+ *         BAD_COMPLETED_MAX: not an integer within its range (or empty)
+ *         BAD_COMPLETED_AGE: not whole milliseconds within its range (or empty)
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds settings these scripts did not write; nothing was written
  *         BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
@@ -774,8 +837,10 @@ export function configure(
   resultTtl: rt.Ms | null,
   resultMax: rt.Int | null,
   groupTurns: rt.Int | null,
+  completedMax: rt.Int | null,
+  completedAge: rt.Ms | null,
 ): rt.Call<[boolean, number]> {
-  return CONFIGURE.call([parked, jobs, wake, signal, events], CONFIGURE.encode([groupConcurrency, groupRate, groupPeriod, queueConcurrency, queueRate, queuePeriod, deadMax, deadAge, metricsMinutes, eventsMax, resultTtl, resultMax, groupTurns]), CONFIGURE_REPLY);
+  return CONFIGURE.call([parked, jobs, wake, signal, events], CONFIGURE.encode([groupConcurrency, groupRate, groupPeriod, queueConcurrency, queueRate, queuePeriod, deadMax, deadAge, metricsMinutes, eventsMax, resultTtl, resultMax, groupTurns, completedMax, completedAge]), CONFIGURE_REPLY);
 }
 
 /**
@@ -786,18 +851,18 @@ export function configure(
 export const COUNTS = new rt.Script({
   name: "work_queue/counts",
   path: "scripts/work_queue/counts.lua",
-  sha1: "d4739663b83ee03296bf98d272b9cfa860f16f1d",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__counts",
+  sha1: "2b9dbdee076475f6723c37906359dfa5c8a60b00",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__counts",
   readOnly: true,
-  keys: [5, 5],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked"],
+  keys: [6, 6],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "completed"],
   args: [
   ],
   defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS"],
 });
 
-const COUNTS_REPLY: rt.Decode<[number, number, number, number, number]> = rt.tupleOf(rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT);
+const COUNTS_REPLY: rt.Decode<[number, number, number, number, number, number]> = rt.tupleOf(rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT);
 
 /**
  * Counts the jobs in each state, at one instant.
@@ -818,14 +883,17 @@ const COUNTS_REPLY: rt.Decode<[number, number, number, number, number]> = rt.tup
  *         dead-letter queue
  *     parked (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at
  *         score 0 (see take.lua)
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Returns:
- *     `(uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead
+ *     `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead, completed
+ *         (kept)
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 5 keys and 0 arguments
+ *         BAD_ARGS: not 6 keys and 0 arguments
  *         BAD_KEYS: a key not named as its template says
  *
  * Complexity: O(1).
@@ -836,8 +904,9 @@ export function counts(
   leased: string,
   dead: string,
   parked: string,
-): rt.Call<[number, number, number, number, number]> {
-  return COUNTS.call([waiting, delayed, leased, dead, parked], COUNTS.encode([]), COUNTS_REPLY);
+  completed: string,
+): rt.Call<[number, number, number, number, number, number]> {
+  return COUNTS.call([waiting, delayed, leased, dead, parked, completed], COUNTS.encode([]), COUNTS_REPLY);
 }
 
 /**
@@ -849,11 +918,11 @@ export function counts(
 export const DELETE_QUEUE = new rt.Script({
   name: "work_queue/delete_queue",
   path: "scripts/work_queue/delete_queue.lua",
-  sha1: "66e7f7af2f41c7a980bc027427afaaab44da0a39",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__delete_queue",
+  sha1: "4f1061c260d740004f35182b34ef076ed78314b3",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__delete_queue",
   readOnly: false,
-  keys: [14, 14],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"],
+  keys: [15, 15],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"],
   args: [
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
     rt.param("force", "bool", "BAD_FORCE"),
@@ -903,6 +972,8 @@ const DELETE_QUEUE_REPLY: rt.Decode<number> = rt.UINT;
  *         clock)
  *     turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
  *         turns (see take.lua)
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
  *     count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -914,7 +985,7 @@ const DELETE_QUEUE_REPLY: rt.Decode<number> = rt.UINT;
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 14 keys and 2 arguments
+ *         BAD_ARGS: not 15 keys and 2 arguments
  *         BAD_COUNT: not an integer within its range
  *         BAD_FORCE: not 1 or 0
  *         BAD_KEYS: a key not named as its template says
@@ -940,10 +1011,11 @@ export function deleteQueue(
   results: string,
   kept: string,
   turns: string,
+  completed: string,
   count: rt.Int,
   force: boolean,
 ): rt.Call<number> {
-  return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], DELETE_QUEUE.encode([count, force]), DELETE_QUEUE_REPLY);
+  return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], DELETE_QUEUE.encode([count, force]), DELETE_QUEUE_REPLY);
 }
 
 /**
@@ -955,7 +1027,7 @@ export const DUE = new rt.Script({
   name: "work_queue/due",
   path: "scripts/work_queue/due.lua",
   sha1: "0ee986ba1a429fc70d0ac4717710876d375007fd",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__due",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__due",
   readOnly: true,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -1030,7 +1102,7 @@ export const EVENTS = new rt.Script({
   name: "work_queue/events",
   path: "scripts/work_queue/events.lua",
   sha1: "2f38cc490f67e7d48e458930f79e1bbe45b11444",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__events",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__events",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["events"],
@@ -1108,7 +1180,7 @@ export const EXTEND = new rt.Script({
   name: "work_queue/extend",
   path: "scripts/work_queue/extend.lua",
   sha1: "846f294460e470cc36a5d8642dc260ec6f7c1c40",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__extend",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__extend",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["leased", "jobs"],
@@ -1178,8 +1250,8 @@ export function extend(
 export const FIRE = new rt.Script({
   name: "work_queue/fire",
   path: "scripts/work_queue/fire.lua",
-  sha1: "47f95b3e2534ac0de2f1c17729a2646cc2773795",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__fire",
+  sha1: "a1514e5f2e92e3df91fee9ecd284eadcc031f594",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__fire",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"],
@@ -1283,19 +1355,19 @@ export function fire(
 }
 
 /**
- * `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress and
- * children.
+ * `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress,
+ * children, times and result.
  *
  * The script's contract; call it with `job()`.
  */
 export const JOB = new rt.Script({
   name: "work_queue/job",
   path: "scripts/work_queue/job.lua",
-  sha1: "d87c636427e142c9f970a8b4cfec7150376768ab",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__job",
+  sha1: "e05c8eef68b5791e2bbdf30727378a659515e1bc",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__job",
   readOnly: true,
-  keys: [4, 4],
-  keyNames: ["delayed", "leased", "dead", "jobs"],
+  keys: [5, 5],
+  keyNames: ["delayed", "leased", "dead", "jobs", "completed"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
@@ -1303,14 +1375,18 @@ export const JOB = new rt.Script({
   errors: ["BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_JOBS", "BAD_TIME"],
 });
 
-const JOB_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null, Buffer, number | null, Buffer | null, number, Buffer | null] | null> = rt.opt(rt.tupleOf(rt.STR, rt.UINT, rt.UINT, rt.opt(rt.STR), rt.opt(rt.BYTES), rt.BYTES, rt.opt(rt.UINT), rt.opt(rt.BYTES), rt.UINT, rt.opt(rt.BYTES)));
+const JOB_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null, Buffer, number | null, Buffer | null, number, Buffer | null, number | null, Buffer | null] | null> = rt.opt(rt.tupleOf(rt.STR, rt.UINT, rt.UINT, rt.opt(rt.STR), rt.opt(rt.BYTES), rt.BYTES, rt.opt(rt.UINT), rt.opt(rt.BYTES), rt.UINT, rt.opt(rt.BYTES), rt.opt(rt.UINT), rt.opt(rt.BYTES)));
 
 /**
- * Reads one job: its state, deliveries, group, last error, payload, progress and children.
+ * Reads one job: its state, deliveries, group, last error, payload, progress, children, times and
+ * result.
  *
  * Beyond the books, for operators and for a caller whose add was deduplicated.
  * The time that goes with a job's state is when a delayed job is due, when a lease runs
- * out, or when a job died; waiting and parked jobs have none.
+ * out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+ * job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
+ * it and a job leased or ended since the queue began to keep them when its last delivery
+ * started.
  *
  * Runs `scripts/work_queue/job.lua` (`work_queue/job`) with EVALSHA_RO (FCALL_RO): it writes
  * nothing.
@@ -1323,27 +1399,30 @@ const JOB_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null
  *         dead-letter queue
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
  *         group, t token, e error
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
  *     id (`string`, not empty): the job's id
  *
  * Returns:
- *     `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?`: the job: its
- *         state, deliveries, priority, group (nil for none), last error (nil for none), payload,
- *         the time that goes with its state (ms, server clock; nil for none), its last progress
- *         report (nil for none), and for a flow's parent the children it still waits for and the
- *         failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none); nil when
- *         there is no job with this id
+ *     `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?, bytes?)?`:
+ *         the job: its state, deliveries, priority, group (nil for none), last error (nil for
+ *         none), payload, the time that goes with its state (ms, server clock; nil for none), its
+ *         last progress report (nil for none), and for a flow's parent the children it still waits
+ *         for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none),
+ *         when its last delivery started (nil for none kept), and its result when completed (nil
+ *         for none); nil when there is no job with this id
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 4 keys and 1 argument
+ *         BAD_ARGS: not 5 keys and 1 argument
  *         BAD_ID: empty
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did not
  *             write
- *         BAD_TIME: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)
+ *         BAD_TIME: the job's time in its state's set, or when it started, is not whole ms
  *
  * Complexity: O(1).
  */
@@ -1352,9 +1431,10 @@ export function job(
   leased: string,
   dead: string,
   jobs: string,
+  completed: string,
   id: string,
-): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, Buffer | null, number, Buffer | null] | null> {
-  return JOB.call([delayed, leased, dead, jobs], JOB.encode([id]), JOB_REPLY);
+): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, Buffer | null, number, Buffer | null, number | null, Buffer | null] | null> {
+  return JOB.call([delayed, leased, dead, jobs, completed], JOB.encode([id]), JOB_REPLY);
 }
 
 /**
@@ -1365,13 +1445,13 @@ export function job(
 export const LIST = new rt.Script({
   name: "work_queue/list",
   path: "scripts/work_queue/list.lua",
-  sha1: "f1b0cacaea41766add55acec48df94d71b36cf96",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__list",
+  sha1: "411f5fcc2ea73108a2464f563c5c677a062b7d63",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__list",
   readOnly: true,
-  keys: [6, 6],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs"],
+  keys: [7, 7],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "completed"],
   args: [
-    rt.param("state", "string", "BAD_STATE", { choices: ["waiting", "delayed", "leased", "dead", "parked"] }),
+    rt.param("state", "string", "BAD_STATE", { choices: ["waiting", "delayed", "leased", "dead", "parked", "completed"] }),
     rt.param("offset", "uint", "BAD_OFFSET", { low: 0n, high: 1000000000n }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
   ],
@@ -1379,13 +1459,14 @@ export const LIST = new rt.Script({
   errors: ["BAD_ARGS", "BAD_STATE", "BAD_OFFSET", "BAD_COUNT", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED"],
 });
 
-const LIST_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null, Buffer, number | null][]> = rt.listOf(rt.tupleOf(rt.STR, rt.UINT, rt.UINT, rt.opt(rt.STR), rt.opt(rt.BYTES), rt.BYTES, rt.opt(rt.UINT)));
+const LIST_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null, Buffer, number | null, number | null][]> = rt.listOf(rt.tupleOf(rt.STR, rt.UINT, rt.UINT, rt.opt(rt.STR), rt.opt(rt.BYTES), rt.BYTES, rt.opt(rt.UINT), rt.opt(rt.UINT)));
 
 /**
  * Lists one page of the jobs in a state, for operators.
  *
  * Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
- * due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
+ * due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
+ * completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
  * A page is read at one instant; pages read one after another may skip or repeat a job
  * that moved in between.
  *
@@ -1404,26 +1485,29 @@ const LIST_REPLY: rt.Decode<[string, number, number, string | null, Buffer | nul
  *         score 0 (see take.lua)
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
  *         group, t token, e error
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
- *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`): the state to list
+ *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the
+ *         state to list
  *     offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
  *     count (`uint`, from 1 to 100): the most jobs listed
  *
  * Returns:
- *     `[(string, uint, uint, string?, bytes?, bytes, uint?)]`: a row per job: its id, deliveries,
- *         priority, group (nil for none), last error (nil for none), payload, and the time that
- *         goes with its state, as `job.lua` answers it
+ *     `[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]`: a row per job: its id,
+ *         deliveries, priority, group (nil for none), last error (nil for none), payload, the time
+ *         that goes with its state, and when its last delivery started, as `job.lua` answers them
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 6 keys and 3 arguments
+ *         BAD_ARGS: not 7 keys and 3 arguments
  *         BAD_STATE: not one of its choices
  *         BAD_OFFSET: not an integer within its range
  *         BAD_COUNT: not an integer within its range
  *         BAD_KEYS: a key not named as its template says
- *         BAD_JOBS: `jobs` holds a listed job's rank or delivery count that these scripts did not
+ *         BAD_JOBS: `jobs` holds a listed job's rank, delivery count or start these scripts did not
  *             write
  *         BAD_PARKED: `parked` holds a member that take.lua did not write
  *
@@ -1436,11 +1520,12 @@ export function list(
   dead: string,
   parked: string,
   jobs: string,
+  completed: string,
   state: string,
   offset: rt.Int,
   count: rt.Int,
-): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null][]> {
-  return LIST.call([waiting, delayed, leased, dead, parked, jobs], LIST.encode([state, offset, count]), LIST_REPLY);
+): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, number | null][]> {
+  return LIST.call([waiting, delayed, leased, dead, parked, jobs, completed], LIST.encode([state, offset, count]), LIST_REPLY);
 }
 
 /**
@@ -1452,7 +1537,7 @@ export const LOG = new rt.Script({
   name: "work_queue/log",
   path: "scripts/work_queue/log.lua",
   sha1: "656f966c9db2017a086abc9b4ab3368528224421",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__log",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__log",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1527,7 +1612,7 @@ export const LOGS = new rt.Script({
   name: "work_queue/logs",
   path: "scripts/work_queue/logs.lua",
   sha1: "b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__logs",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__logs",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1594,11 +1679,11 @@ export function logs(
 export const METRICS = new rt.Script({
   name: "work_queue/metrics",
   path: "scripts/work_queue/metrics.lua",
-  sha1: "47b181cd6d95ba16c41b25bfc8793f444090d742",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__metrics",
+  sha1: "1ee934ab3f8e98ca4099a5a98265645846e085e4",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__metrics",
   readOnly: true,
-  keys: [7, 7],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"],
+  keys: [8, 8],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed"],
   args: [
     rt.param("minutes", "uint", "BAD_MINUTES", { low: 1n, high: 1440n }),
   ],
@@ -1606,7 +1691,7 @@ export const METRICS = new rt.Script({
   errors: ["BAD_ARGS", "BAD_MINUTES", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED", "BAD_TURNS"],
 });
 
-const METRICS_REPLY: rt.Decode<[number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> = rt.tupleOf(rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.opt(rt.UINT), rt.UINT, rt.listOf(rt.tupleOf(rt.UINT, rt.UINT, rt.UINT)));
+const METRICS_REPLY: rt.Decode<[number, number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> = rt.tupleOf(rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.opt(rt.UINT), rt.UINT, rt.listOf(rt.tupleOf(rt.UINT, rt.UINT, rt.UINT)));
 
 /**
  * Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next
@@ -1641,22 +1726,24 @@ const METRICS_REPLY: rt.Decode<[number, number, number, number, number, number, 
  *         group, t token, e error
  *     turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
  *         turns (see take.lua)
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
  *     minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window
  *         kept
  *
  * Returns:
- *     `(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
- *         counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs;
- *         completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the
- *         minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute
- *         (Unix ms / 60,000), completed jobs, failed deliveries
+ *     `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
+ *         counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed
+ *         (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age
+ *         in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first:
+ *         minute (Unix ms / 60,000), completed jobs, failed deliveries
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 7 keys and 1 argument
+ *         BAD_ARGS: not 8 keys and 1 argument
  *         BAD_MINUTES: not an integer within its range
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -1673,9 +1760,10 @@ export function metrics(
   parked: string,
   jobs: string,
   turns: string,
+  completed: string,
   minutes: rt.Int,
-): rt.Call<[number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> {
-  return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns], METRICS.encode([minutes]), METRICS_REPLY);
+): rt.Call<[number, number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> {
+  return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns, completed], METRICS.encode([minutes]), METRICS_REPLY);
 }
 
 /**
@@ -1687,8 +1775,8 @@ export function metrics(
 export const NACK = new rt.Script({
   name: "work_queue/nack",
   path: "scripts/work_queue/nack.lua",
-  sha1: "e8195d7507557dbbdcb7216b060c6c30ff96b88f",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__nack",
+  sha1: "a84c23dc74f6c32cf772705a16d14d0929f4a8fa",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__nack",
   readOnly: false,
   keys: [9, 9],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"],
@@ -1720,7 +1808,8 @@ const NACK_REPLY: rt.Decode<[string, number]> = rt.tupleOf(rt.STR, rt.INT);
  * metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
  * `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
  * retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
- * (see `add_flow.lua`).
+ * (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
+ * to `dead` (the reply still says 'dead').
  *
  * Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
  *
@@ -1804,7 +1893,7 @@ export const PAUSE = new rt.Script({
   name: "work_queue/pause",
   path: "scripts/work_queue/pause.lua",
   sha1: "49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__pause",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__pause",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1856,7 +1945,7 @@ export const PAUSED = new rt.Script({
   name: "work_queue/paused",
   path: "scripts/work_queue/paused.lua",
   sha1: "8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__paused",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__paused",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1905,8 +1994,8 @@ export function paused(jobs: string): rt.Call<boolean> {
 export const PROGRESS = new rt.Script({
   name: "work_queue/progress",
   path: "scripts/work_queue/progress.lua",
-  sha1: "e00b33f71bbe7e6a7b68a1235abfe0b044e0734f",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__progress",
+  sha1: "d31ef95b790e1c8e9cf96c552fc826fba9d7de54",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__progress",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "events"],
@@ -1978,7 +2067,7 @@ export const RATE_LIMIT_GROUP = new rt.Script({
   name: "work_queue/rate_limit_group",
   path: "scripts/work_queue/rate_limit_group.lua",
   sha1: "bf7a6435dbb61b47f9b910ebcf575e2353dc54ae",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__rate_limit_group",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__rate_limit_group",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["leased", "parked", "jobs", "groups", "wake", "idle"],
@@ -2058,19 +2147,19 @@ export function rateLimitGroup(
 }
 
 /**
- * `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked or dead
- * (dropping a dead letter).
+ * `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead or
+ * completed (kept).
  *
  * The script's contract; call it with `remove()`.
  */
 export const REMOVE = new rt.Script({
   name: "work_queue/remove",
   path: "scripts/work_queue/remove.lua",
-  sha1: "838886a39bf3cb2afb262099e18de5fc03a0207a",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__remove",
+  sha1: "a693031883a71b9e6325c884a3535bb540453850",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__remove",
   readOnly: false,
-  keys: [5, 5],
-  keyNames: ["waiting", "delayed", "dead", "parked", "jobs"],
+  keys: [6, 6],
+  keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
@@ -2081,7 +2170,7 @@ export const REMOVE = new rt.Script({
 const REMOVE_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL, rt.opt(rt.STR));
 
 /**
- * Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).
+ * Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
  *
  * Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
  * it under the worker would let the worker's ack fail for no reason of its own.
@@ -2099,6 +2188,8 @@ const REMOVE_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL, rt
  *         score 0 (see take.lua)
  *     jobs (a hash, named `{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g
  *         group, t token, e error
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
  *     id (`string`, not empty): the job's id
@@ -2109,7 +2200,7 @@ const REMOVE_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL, rt
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 5 keys and 1 argument
+ *         BAD_ARGS: not 6 keys and 1 argument
  *         BAD_ID: empty
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -2123,9 +2214,10 @@ export function remove(
   dead: string,
   parked: string,
   jobs: string,
+  completed: string,
   id: string,
 ): rt.Call<[boolean, string | null]> {
-  return REMOVE.call([waiting, delayed, dead, parked, jobs], REMOVE.encode([id]), REMOVE_REPLY);
+  return REMOVE.call([waiting, delayed, dead, parked, jobs, completed], REMOVE.encode([id]), REMOVE_REPLY);
 }
 
 /**
@@ -2137,7 +2229,7 @@ export const REMOVE_SCHEDULE = new rt.Script({
   name: "work_queue/remove_schedule",
   path: "scripts/work_queue/remove_schedule.lua",
   sha1: "68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__remove_schedule",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__remove_schedule",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2191,8 +2283,8 @@ export function removeSchedule(schedules: string, due: string, schedule: string)
 export const REQUEUE = new rt.Script({
   name: "work_queue/requeue",
   path: "scripts/work_queue/requeue.lua",
-  sha1: "e4307f54ed582cad6f3876240fe112e8b7e9f439",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__requeue",
+  sha1: "9fe634bd87d7c540314b46da09c3e24db758b264",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__requeue",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2263,7 +2355,7 @@ export const RESULT = new rt.Script({
   name: "work_queue/result",
   path: "scripts/work_queue/result.lua",
   sha1: "668de221f1ab873f793684017c2192771a08435d",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__result",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__result",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["results", "kept"],
@@ -2322,7 +2414,7 @@ export const RESUME = new rt.Script({
   name: "work_queue/resume",
   path: "scripts/work_queue/resume.lua",
   sha1: "0fbc259cdc611b7629f594221ae7b54c930eba5c",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__resume",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__resume",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "signal"],
@@ -2374,8 +2466,8 @@ export function resume(jobs: string, signal: string): rt.Call<boolean> {
 export const RETRY_DEAD = new rt.Script({
   name: "work_queue/retry_dead",
   path: "scripts/work_queue/retry_dead.lua",
-  sha1: "b768394d1b924f2a47d7870600f0189c119cb087",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__retry_dead",
+  sha1: "850a48c90a6a6658b91c327d5bdadbf184314092",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__retry_dead",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2445,7 +2537,7 @@ export const SCHEDULE = new rt.Script({
   name: "work_queue/schedule",
   path: "scripts/work_queue/schedule.lua",
   sha1: "126bbc57cd53c10688d0c83421f660acce2f4609",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__schedule",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__schedule",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2508,7 +2600,7 @@ export const SCHEDULES = new rt.Script({
   name: "work_queue/schedules",
   path: "scripts/work_queue/schedules.lua",
   sha1: "e5ea8a34ec38d86b666d4dc7102092261597493c",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__schedules",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__schedules",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2577,7 +2669,7 @@ export const SET_DELAY = new rt.Script({
   name: "work_queue/set_delay",
   path: "scripts/work_queue/set_delay.lua",
   sha1: "c8f28f91437222793b228ebf6235b5c363b87be3",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__set_delay",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__set_delay",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal"],
@@ -2657,7 +2749,7 @@ export const SET_PRIORITY = new rt.Script({
   name: "work_queue/set_priority",
   path: "scripts/work_queue/set_priority.lua",
   sha1: "4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__set_priority",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__set_priority",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["waiting", "parked", "jobs"],
@@ -2728,7 +2820,7 @@ export const SET_SCHEDULE = new rt.Script({
   name: "work_queue/set_schedule",
   path: "scripts/work_queue/set_schedule.lua",
   sha1: "4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__set_schedule",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__set_schedule",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -2841,16 +2933,16 @@ export function setSchedule(
 }
 
 /**
- * `work_queue/settings`: Reads the queue's settings: limits, dead-letter cap, metrics window,
- * events and results.
+ * `work_queue/settings`: Reads the queue's settings: limits, dead and completed jobs kept, metrics
+ * window, events, results.
  *
  * The script's contract; call it with `settings()`.
  */
 export const SETTINGS = new rt.Script({
   name: "work_queue/settings",
   path: "scripts/work_queue/settings.lua",
-  sha1: "392b1b6c8068c84916f5ec3e61116bac87ba8e39",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__settings",
+  sha1: "784a893c16a7b8524f34d72e12f9a9608a7135b1",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__settings",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -2863,11 +2955,13 @@ export const SETTINGS = new rt.Script({
 const SETTINGS_REPLY: rt.Decode<number[]> = rt.listOf(rt.INT);
 
 /**
- * Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.
+ * Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events,
+ * results.
  *
  * Beyond the books, for operators. The defaults where `configure.lua` never ran: no
  * limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no
- * events (0), results kept for an hour and up to 16 KiB, no group turns (0).
+ * events (0), results kept for an hour and up to 16 KiB, no group turns (0), no completed
+ * jobs kept (0; for 7 days once some are).
  *
  * Runs `scripts/work_queue/settings.lua` (`work_queue/settings`) with EVALSHA_RO (FCALL_RO): it
  * writes nothing.
@@ -2877,7 +2971,7 @@ const SETTINGS_REPLY: rt.Decode<number[]> = rt.listOf(rt.INT);
  *         settings
  *
  * Returns:
- *     `[int]`: the thirteen settings as `configure.lua` takes them, in its order
+ *     `[int]`: the fifteen settings as `configure.lua` takes them, in its order
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
@@ -2901,11 +2995,11 @@ export function settings(jobs: string): rt.Call<number[]> {
 export const TAKE = new rt.Script({
   name: "work_queue/take",
   path: "scripts/work_queue/take.lua",
-  sha1: "4ec445d8d8475731f6200767007f1ee744baa99e",
-  function: "rp_v0_1_0_e5d4e85bd895__work_queue__take",
+  sha1: "7168b739cb7454cc88400836890b9053a3c88520",
+  function: "rp_v0_1_0_3ab2c3d0eb87__work_queue__take",
   readOnly: false,
-  keys: [14, 14],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"],
+  keys: [15, 15],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"],
   args: [
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 10n }),
@@ -2950,7 +3044,12 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  * `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
  * delayed job come due, and `active` with its delivery for each job taken. A `done`
  * job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
- * the call drops up to `limit` kept results whose time has passed.
+ * the call drops up to `limit` kept results whose time has passed. While the queue keeps
+ * completed jobs (`configure.lua`), a `done` job goes to `completed` as `ack.lua` sends one
+ * there, each job taken notes when it started (b: in its record), and the call drops up
+ * to `limit` of the oldest completed jobs beyond the queue's count or age (or all of
+ * them, `limit` per call, once it keeps none). A lease that runs out on the last delivery
+ * of a job added with `remove_on_fail` drops the job instead of sending it to `dead`.
  *
  * A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
  * before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -3017,6 +3116,8 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  *         clock)
  *     turns (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take
  *         turns (see above)
+ *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
+ *         clock), while kept
  *
  * Args:
  *     lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each job
@@ -3036,7 +3137,7 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 14 keys and from 4 to 34 arguments
+ *         BAD_ARGS: not 15 keys and from 4 to 34 arguments
  *         BAD_LEASE: not whole milliseconds within its range
  *         BAD_LIMIT: not an integer within its range
  *         BAD_MAX_DELIVERIES: not an integer within its range
@@ -3072,13 +3173,14 @@ export function take(
   results: string,
   kept: string,
   turns: string,
+  completed: string,
   lease: rt.Ms,
   limit: rt.Int,
   maxDeliveries: rt.Int,
   token: string,
   done: readonly rt.Bytes[],
 ): rt.Call<[string, string, number, number, string | null, Buffer][]> {
-  return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns], TAKE.encode([lease, limit, maxDeliveries, token, done]), TAKE_REPLY);
+  return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], TAKE.encode([lease, limit, maxDeliveries, token, done]), TAKE_REPLY);
 }
 
 /**
@@ -3094,11 +3196,12 @@ export class WorkQueue {
 
   constructor(name: string) {
     this.name = name;
-    this.#keys = rt.checkNames("work_queue", [KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE], { "name": this.name });
+    this.#keys = rt.checkNames("work_queue", [KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_COMPLETED, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE], { "name": this.name });
   }
 
   /**
-   * Ends a job that was done: it leaves the queue, and its group frees a slot.
+   * Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a
+   * slot.
    *
    * Beyond the books. Only the holder of the job's current lease (the token `take.lua`
    * gave it) can ack it. A worker whose lease ran out and whose job was handed to another
@@ -3111,7 +3214,13 @@ export class WorkQueue {
    * an empty one for as long, so that a wait for the job tells it from a job never added.
    * A flow's child that ends lets its parent run once it was the last one (see
    * `add_flow.lua`), and with events on the parent's `waiting` follows the child's
-   * `completed`.
+   * `completed`. While the queue keeps completed jobs (`configure.lua`'s `completed_max`,
+   * BullMQ's `removeOnComplete`), the job stays in `completed` with its record: state
+   * 'completed', b: when its last delivery was taken (when take.lua wrote it), v: its
+   * result, and when it finished as its score in `completed`; its payload, deliveries,
+   * group, last error, progress and logs as they were. Then up to two of the oldest
+   * completed jobs beyond the queue's count or age go; a job added with
+   * `remove_on_complete` goes at once instead (see `add.lua`).
    *
    * Runs `scripts/work_queue/ack.lua` (`work_queue/ack`).
    *
@@ -3130,6 +3239,8 @@ export class WorkQueue {
    *     events (`{<name>}:events`): what happened to each job: event, job, and an error or progress
    *     results (`{<name>}:results`): job id -> its result, while it is kept
    *     kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
    *     id (`string`, not empty): the job's id
@@ -3142,7 +3253,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 9 keys and 3 arguments
+   *         BAD_ARGS: not 10 keys and 3 arguments
    *         BAD_ID: empty
    *         BAD_TOKEN: empty
    *         BAD_KEYS: a key not named as its template says
@@ -3152,8 +3263,8 @@ export class WorkQueue {
    *             written
    *         BAD_PARKED: `parked` holds a member of the group that take.lua did not write; nothing
    *             was written
-   *         BAD_JOBS: `jobs` holds settings or metrics these scripts did not write; nothing was
-   *             written
+   *         BAD_JOBS: `jobs` holds settings, metrics or options these scripts did not write;
+   *             nothing written
    *         RESULT_TOO_BIG: `result` is longer than the queue's `result_max`; nothing was written
    *
    * Complexity: O(log N), N = the jobs. Clock: the server's TIME.
@@ -3170,6 +3281,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_EVENTS),
         rt.keyOf(this.#keys, KEY_RESULTS),
         rt.keyOf(this.#keys, KEY_KEPT),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       ACK.encode([id, token, result]),
       ACK_REPLY,
@@ -3197,7 +3309,10 @@ export class WorkQueue {
    * `max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a
    * `nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'
    * (`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random
-   * point from half of that to all of it). 0 and 'worker' keep the caller's.
+   * point from half of that to all of it). 0 and 'worker' keep the caller's. A job that
+   * sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
+   * `true`) is dropped when it ends so, even while the queue keeps such jobs
+   * (`configure.lua`); how many and how long are the queue's alone.
    *
    * Runs `scripts/work_queue/add.lua` (`work_queue/add`).
    *
@@ -3232,6 +3347,10 @@ export class WorkQueue {
    *         backoff's longest delay
    *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
    *         behind them
+   *     removeOnComplete (`bool`, default `0` in the class): dropped once completed, even while the
+   *         queue keeps completed jobs
+   *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
+   *         keeps dead jobs
    *
    * Returns:
    *     `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -3240,7 +3359,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 7 keys and 10 arguments
+   *         BAD_ARGS: not 7 keys and 12 arguments
    *         BAD_ID: empty
    *         BAD_PRIORITY: not an integer within its range
    *         BAD_DELAY: not whole milliseconds within its range
@@ -3249,6 +3368,8 @@ export class WorkQueue {
    *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
    *         BAD_BACKOFF_MAX: not whole milliseconds within its range
    *         BAD_LIFO: not 1 or 0
+   *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
+   *         BAD_REMOVE_ON_FAIL: not 1 or 0
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
    *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -3261,7 +3382,7 @@ export class WorkQueue {
     priority: rt.Int,
     delay: rt.Ms,
     group: string,
-    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean } = {},
+    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; removeOnComplete?: boolean; removeOnFail?: boolean } = {},
   ): rt.Call<[boolean, string]> {
     return ADD.call(
       [
@@ -3273,7 +3394,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_EVENTS),
         rt.keyOf(this.#keys, KEY_TURNS),
       ],
-      ADD.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false]),
+      ADD.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false]),
       ADD_REPLY,
     );
   }
@@ -3327,6 +3448,10 @@ export class WorkQueue {
    *         backoff's longest delay
    *     lifo (`bool`, default `0` in the class): ahead of the jobs waiting at its priority, not
    *         behind them
+   *     removeOnComplete (`bool`, default `0` in the class): dropped once completed, even while the
+   *         queue keeps completed jobs
+   *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
+   *         keeps dead jobs
    *     dedup (`string`, not empty): the deduplication id
    *     ttl (`ms`, from 1 to 999999999999999 ms): how long the window lasts
    *     extend (`bool`, default `0` in the class): a call within the window starts it again
@@ -3341,7 +3466,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 8 keys and 14 arguments
+   *         BAD_ARGS: not 8 keys and 16 arguments
    *         BAD_ID: empty
    *         BAD_PRIORITY: not an integer within its range
    *         BAD_DELAY: not whole milliseconds within its range
@@ -3350,6 +3475,8 @@ export class WorkQueue {
    *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
    *         BAD_BACKOFF_MAX: not whole milliseconds within its range
    *         BAD_LIFO: not 1 or 0
+   *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
+   *         BAD_REMOVE_ON_FAIL: not 1 or 0
    *         BAD_DEDUP: empty
    *         BAD_TTL: not whole milliseconds within its range
    *         BAD_EXTEND: not 1 or 0
@@ -3368,7 +3495,7 @@ export class WorkQueue {
     group: string,
     dedup: string,
     ttl: rt.Ms,
-    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; extend?: boolean; replace?: boolean } = {},
+    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; removeOnComplete?: boolean; removeOnFail?: boolean; extend?: boolean; replace?: boolean } = {},
   ): rt.Call<[string, string, string | null]> {
     const names: Record<string, unknown> = { "name": this.name, "dedup": dedup };
     return ADD_DEDUPLICATED.call(
@@ -3382,7 +3509,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_TURNS),
         KEY_WINDOW.name(ADD_DEDUPLICATED.name, names),
       ],
-      ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, dedup, ttl, options.extend ?? false, options.replace ?? false]),
+      ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, dedup, ttl, options.extend ?? false, options.replace ?? false]),
       ADD_DEDUPLICATED_REPLY,
     );
   }
@@ -3465,11 +3592,14 @@ export class WorkQueue {
   }
 
   /**
-   * Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.
+   * Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first
+   * first.
    *
    * Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's "clear"). Waiting
-   * and parked jobs go in the order they would run, delayed ones by due time, dead ones
-   * oldest first; their records go with them. Leased jobs are left to their workers (see
+   * and parked jobs go in the order they would run, delayed ones by due time, dead and
+   * completed ones oldest first, only those that ended at least `grace` ago (BullMQ's
+   * `clean(grace, limit, type)`); their records go with them. The other states have no
+   * end time: for them `grace` must be 0. Leased jobs are left to their workers (see
    * `remove.lua`). The work per call is bounded; call again while it removes `count`.
    *
    * Runs `scripts/work_queue/clean.lua` (`work_queue/clean`).
@@ -3483,10 +3613,15 @@ export class WorkQueue {
    *         take.lua)
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
-   *     state (`string`, one of `waiting`, `delayed`, `parked`, `dead`): the state whose jobs go
+   *     state (`string`, one of `waiting`, `delayed`, `parked`, `dead`, `completed`): the state
+   *         whose jobs go
    *     count (`uint`, from 1 to 100): the most jobs removed
+   *     grace (`ms`, from 0 to 1000000000000 ms, default `0` in the class): dead and completed jobs
+   *         that ended less than this long ago stay
    *
    * Returns:
    *     `uint`: how many jobs were removed
@@ -3494,15 +3629,17 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 5 keys and 2 arguments
+   *         BAD_ARGS: not 6 keys and 3 arguments
    *         BAD_STATE: not one of its choices
    *         BAD_COUNT: not an integer within its range
+   *         BAD_GRACE: not whole milliseconds within its range, or not 0 for a state without end
+   *             times
    *         BAD_KEYS: a key not named as its template says
    *         BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
    *
-   * Complexity: O(C × log N), C = `count`, N = the jobs.
+   * Complexity: O(C × log N), C = `count`, N = the jobs. Clock: the server's TIME.
    */
-  clean(state: string, count: rt.Int): rt.Call<number> {
+  clean(state: string, count: rt.Int, options: { grace?: rt.Ms } = {}): rt.Call<number> {
     return CLEAN.call(
       [
         rt.keyOf(this.#keys, KEY_WAITING),
@@ -3510,8 +3647,9 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DEAD),
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_JOBS),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
-      CLEAN.encode([state, count]),
+      CLEAN.encode([state, count, options.grace ?? 0]),
       CLEAN_REPLY,
     );
   }
@@ -3520,8 +3658,9 @@ export class WorkQueue {
    * Changes the queue's settings that it is given, and keeps the others.
    *
    * Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
-   * its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
-   * metrics window, the events cap, the results' bounds and group turns. They live in
+   * its worker `limiter`, its `removeOnComplete` and `removeOnFail`, Sidekiq's dead set
+   * caps): the limits, the dead-letter cap, the completed jobs kept, the metrics window,
+   * the events cap, the results' bounds and group turns. They live in
    * `jobs` (#settings, a MessagePack array that one call unpacks: see packed_settings) and
    * `take.lua` reads them on every call, so a worker deployed with other code applies the
    * same limits, and a change takes effect on the next `take`. Settings that an earlier
@@ -3530,9 +3669,14 @@ export class WorkQueue {
    * empty argument leaves its setting as it is: the merge happens here, in one call, so
    * two operators who change different settings at the same moment both keep their change.
    * Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
-   * 180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands
-   * each). A new queue rate starts its ring of start times anew (the old start times stay,
-   * at most 1,000, until a later ring overwrites them or the queue is deleted). A new
+   * 180 days, keeps no completed job, and keeps no metrics (they cost the scripts that end
+   * jobs two hash commands each). With `completed_max` above 0, a job that ends well
+   * stays in `completed` with its record, when it started and finished and its result
+   * (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
+   * the scripts that end jobs drop the oldest beyond either bound, a few per call, and
+   * `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+   * rate starts its ring of start times anew (the old start times stay, at most 1,000,
+   * until a later ring overwrites them or the queue is deleted). A new
    * metrics window keeps the totals and the slots of the minutes it still covers (each
    * slot names its minute, so one of another minute reads as 0); the slots beyond a
    * smaller window stay, at most 1,440, until the queue is deleted.
@@ -3585,6 +3729,9 @@ export class WorkQueue {
    *     resultMax (`uint?`, from 1 to 16384): the longest result kept, in bytes (16 KiB at most)
    *     groupTurns (`uint?`, from 0 to 1): 1 for groups with jobs ready taking turns (round-robin);
    *         0 for no turns
+   *     completedMax (`uint?`, from 0 to 10000000): the most completed jobs kept; the oldest go
+   *         first; 0 for none
+   *     completedAge (`ms?`, from 1 to 1000000000000 ms): how long a completed job is kept
    *
    * Returns:
    *     `(bool, uint)`: whether a setting changed, and how many groups with parked jobs were woken
@@ -3592,7 +3739,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 5 keys and 13 arguments
+   *         BAD_ARGS: not 5 keys and 15 arguments
    *         BAD_GROUP_CONCURRENCY: not an integer within its range (or empty)
    *         BAD_GROUP_RATE: not an integer within its range (or empty)
    *         BAD_GROUP_PERIOD: not whole milliseconds within its range (or empty)
@@ -3606,6 +3753,8 @@ export class WorkQueue {
    *         BAD_RESULT_TTL: not whole milliseconds within its range (or empty)
    *         BAD_RESULT_MAX: not an integer within its range (or empty)
    *         BAD_GROUP_TURNS: not an integer within its range (or empty)
+   *         BAD_COMPLETED_MAX: not an integer within its range (or empty)
+   *         BAD_COMPLETED_AGE: not whole milliseconds within its range (or empty)
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds settings these scripts did not write; nothing was written
    *         BAD_PARKED: `parked` holds a member that take.lua did not write; nothing was written
@@ -3613,7 +3762,7 @@ export class WorkQueue {
    * Complexity: O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed.
    */
   configure(
-    options: { groupConcurrency?: rt.Int | null; groupRate?: rt.Int | null; groupPeriod?: rt.Ms | null; queueConcurrency?: rt.Int | null; queueRate?: rt.Int | null; queuePeriod?: rt.Ms | null; deadMax?: rt.Int | null; deadAge?: rt.Ms | null; metricsMinutes?: rt.Int | null; eventsMax?: rt.Int | null; resultTtl?: rt.Ms | null; resultMax?: rt.Int | null; groupTurns?: rt.Int | null } = {},
+    options: { groupConcurrency?: rt.Int | null; groupRate?: rt.Int | null; groupPeriod?: rt.Ms | null; queueConcurrency?: rt.Int | null; queueRate?: rt.Int | null; queuePeriod?: rt.Ms | null; deadMax?: rt.Int | null; deadAge?: rt.Ms | null; metricsMinutes?: rt.Int | null; eventsMax?: rt.Int | null; resultTtl?: rt.Ms | null; resultMax?: rt.Int | null; groupTurns?: rt.Int | null; completedMax?: rt.Int | null; completedAge?: rt.Ms | null } = {},
   ): rt.Call<[boolean, number]> {
     return CONFIGURE.call(
       [
@@ -3623,7 +3772,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_SIGNAL),
         rt.keyOf(this.#keys, KEY_EVENTS),
       ],
-      CONFIGURE.encode([options.groupConcurrency, options.groupRate, options.groupPeriod, options.queueConcurrency, options.queueRate, options.queuePeriod, options.deadMax, options.deadAge, options.metricsMinutes, options.eventsMax, options.resultTtl, options.resultMax, options.groupTurns]),
+      CONFIGURE.encode([options.groupConcurrency, options.groupRate, options.groupPeriod, options.queueConcurrency, options.queueRate, options.queuePeriod, options.deadMax, options.deadAge, options.metricsMinutes, options.eventsMax, options.resultTtl, options.resultMax, options.groupTurns, options.completedMax, options.completedAge]),
       CONFIGURE_REPLY,
     );
   }
@@ -3645,19 +3794,22 @@ export class WorkQueue {
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
    *     parked (`{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see
    *         take.lua)
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Returns:
-   *     `(uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead
+   *     `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead, completed
+   *         (kept)
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 5 keys and 0 arguments
+   *         BAD_ARGS: not 6 keys and 0 arguments
    *         BAD_KEYS: a key not named as its template says
    *
    * Complexity: O(1).
    */
-  counts(): rt.Call<[number, number, number, number, number]> {
+  counts(): rt.Call<[number, number, number, number, number, number]> {
     return COUNTS.call(
       [
         rt.keyOf(this.#keys, KEY_WAITING),
@@ -3665,6 +3817,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_LEASED),
         rt.keyOf(this.#keys, KEY_DEAD),
         rt.keyOf(this.#keys, KEY_PARKED),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       COUNTS.encode([]),
       COUNTS_REPLY,
@@ -3705,6 +3858,8 @@ export class WorkQueue {
    *     kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
    *     turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
    *         take.lua)
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
    *     count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -3716,7 +3871,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 14 keys and 2 arguments
+   *         BAD_ARGS: not 15 keys and 2 arguments
    *         BAD_COUNT: not an integer within its range
    *         BAD_FORCE: not 1 or 0
    *         BAD_KEYS: a key not named as its template says
@@ -3744,6 +3899,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_RESULTS),
         rt.keyOf(this.#keys, KEY_KEPT),
         rt.keyOf(this.#keys, KEY_TURNS),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       DELETE_QUEUE.encode([count, force]),
       DELETE_QUEUE_REPLY,
@@ -4007,11 +4163,15 @@ export class WorkQueue {
   }
 
   /**
-   * Reads one job: its state, deliveries, group, last error, payload, progress and children.
+   * Reads one job: its state, deliveries, group, last error, payload, progress, children, times and
+   * result.
    *
    * Beyond the books, for operators and for a caller whose add was deduplicated.
    * The time that goes with a job's state is when a delayed job is due, when a lease runs
-   * out, or when a job died; waiting and parked jobs have none.
+   * out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+   * job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
+   * it and a job leased or ended since the queue began to keep them when its last delivery
+   * started.
    *
    * Runs `scripts/work_queue/job.lua` (`work_queue/job`) with EVALSHA_RO (FCALL_RO): it writes
    * nothing.
@@ -4022,40 +4182,43 @@ export class WorkQueue {
    *     dead (`{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
    *     id (`string`, not empty): the job's id
    *
    * Returns:
-   *     `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?`: the job: its
-   *         state, deliveries, priority, group (nil for none), last error (nil for none), payload,
-   *         the time that goes with its state (ms, server clock; nil for none), its last progress
-   *         report (nil for none), and for a flow's parent the children it still waits for and the
-   *         failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none); nil when
-   *         there is no job with this id
+   *     `(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?,
+   *         bytes?)?`: the job: its state, deliveries, priority, group (nil for none), last error
+   *         (nil for none), payload, the time that goes with its state (ms, server clock; nil for
+   *         none), its last progress report (nil for none), and for a flow's parent the children it
+   *         still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua;
+   *         nil for none), when its last delivery started (nil for none kept), and its result when
+   *         completed (nil for none); nil when there is no job with this id
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 4 keys and 1 argument
+   *         BAD_ARGS: not 5 keys and 1 argument
    *         BAD_ID: empty
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did not
    *             write
-   *         BAD_TIME: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign
-   *             one)
+   *         BAD_TIME: the job's time in its state's set, or when it started, is not whole ms
    *
    * Complexity: O(1).
    */
   job(
     id: string,
-  ): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, Buffer | null, number, Buffer | null] | null> {
+  ): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, Buffer | null, number, Buffer | null, number | null, Buffer | null] | null> {
     return JOB.call(
       [
         rt.keyOf(this.#keys, KEY_DELAYED),
         rt.keyOf(this.#keys, KEY_LEASED),
         rt.keyOf(this.#keys, KEY_DEAD),
         rt.keyOf(this.#keys, KEY_JOBS),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       JOB.encode([id]),
       JOB_REPLY,
@@ -4066,7 +4229,8 @@ export class WorkQueue {
    * Lists one page of the jobs in a state, for operators.
    *
    * Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
-   * due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
+   * due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
+   * completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
    * A page is read at one instant; pages read one after another may skip or repeat a job
    * that moved in between.
    *
@@ -4083,28 +4247,31 @@ export class WorkQueue {
    *         take.lua)
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
-   *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`): the state to
-   *         list
+   *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the
+   *         state to list
    *     offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
    *     count (`uint`, from 1 to 100): the most jobs listed
    *
    * Returns:
-   *     `[(string, uint, uint, string?, bytes?, bytes, uint?)]`: a row per job: its id, deliveries,
-   *         priority, group (nil for none), last error (nil for none), payload, and the time that
-   *         goes with its state, as `job.lua` answers it
+   *     `[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]`: a row per job: its id,
+   *         deliveries, priority, group (nil for none), last error (nil for none), payload, the
+   *         time that goes with its state, and when its last delivery started, as `job.lua` answers
+   *         them
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 6 keys and 3 arguments
+   *         BAD_ARGS: not 7 keys and 3 arguments
    *         BAD_STATE: not one of its choices
    *         BAD_OFFSET: not an integer within its range
    *         BAD_COUNT: not an integer within its range
    *         BAD_KEYS: a key not named as its template says
-   *         BAD_JOBS: `jobs` holds a listed job's rank or delivery count that these scripts did not
-   *             write
+   *         BAD_JOBS: `jobs` holds a listed job's rank, delivery count or start these scripts did
+   *             not write
    *         BAD_PARKED: `parked` holds a member that take.lua did not write
    *
    * Complexity: O(log N + M), N = the jobs in the state, M = `count`.
@@ -4113,7 +4280,7 @@ export class WorkQueue {
     state: string,
     offset: rt.Int,
     count: rt.Int,
-  ): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null][]> {
+  ): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, number | null][]> {
     return LIST.call(
       [
         rt.keyOf(this.#keys, KEY_WAITING),
@@ -4122,6 +4289,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DEAD),
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_JOBS),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       LIST.encode([state, offset, count]),
       LIST_REPLY,
@@ -4254,22 +4422,24 @@ export class WorkQueue {
    *         token, e error
    *     turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
    *         take.lua)
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
    *     minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the
    *         window kept
    *
    * Returns:
-   *     `(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
-   *         counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs;
-   *         completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the
-   *         minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute
-   *         (Unix ms / 60,000), completed jobs, failed deliveries
+   *     `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint,
+   *         uint)])`: counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and
+   *         completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next
+   *         job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute,
+   *         newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 7 keys and 1 argument
+   *         BAD_ARGS: not 8 keys and 1 argument
    *         BAD_MINUTES: not an integer within its range
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -4280,7 +4450,7 @@ export class WorkQueue {
    */
   metrics(
     minutes: rt.Int,
-  ): rt.Call<[number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> {
+  ): rt.Call<[number, number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> {
     return METRICS.call(
       [
         rt.keyOf(this.#keys, KEY_WAITING),
@@ -4290,6 +4460,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_JOBS),
         rt.keyOf(this.#keys, KEY_TURNS),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       METRICS.encode([minutes]),
       METRICS_REPLY,
@@ -4312,7 +4483,8 @@ export class WorkQueue {
    * metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
    * `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
    * retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
-   * (see `add_flow.lua`).
+   * (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
+   * to `dead` (the reply still says 'dead').
    *
    * Runs `scripts/work_queue/nack.lua` (`work_queue/nack`).
    *
@@ -4574,7 +4746,7 @@ export class WorkQueue {
   }
 
   /**
-   * Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).
+   * Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
    *
    * Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
    * it under the worker would let the worker's ack fail for no reason of its own.
@@ -4590,6 +4762,8 @@ export class WorkQueue {
    *         take.lua)
    *     jobs (`{<name>}:jobs`): <x>:<id>: d payload, s state, r rank, n deliveries, g group, t
    *         token, e error
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
    *     id (`string`, not empty): the job's id
@@ -4600,7 +4774,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 5 keys and 1 argument
+   *         BAD_ARGS: not 6 keys and 1 argument
    *         BAD_ID: empty
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -4616,6 +4790,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DEAD),
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_JOBS),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       REMOVE.encode([id]),
       REMOVE_REPLY,
@@ -5136,11 +5311,13 @@ export class WorkQueue {
   }
 
   /**
-   * Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.
+   * Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events,
+   * results.
    *
    * Beyond the books, for operators. The defaults where `configure.lua` never ran: no
    * limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no
-   * events (0), results kept for an hour and up to 16 KiB, no group turns (0).
+   * events (0), results kept for an hour and up to 16 KiB, no group turns (0), no completed
+   * jobs kept (0; for 7 days once some are).
    *
    * Runs `scripts/work_queue/settings.lua` (`work_queue/settings`) with EVALSHA_RO (FCALL_RO): it
    * writes nothing.
@@ -5149,7 +5326,7 @@ export class WorkQueue {
    *     jobs (`{<name>}:jobs`): <x>:<id>: the jobs' fields; #settings the queue's settings
    *
    * Returns:
-   *     `[int]`: the thirteen settings as `configure.lua` takes them, in its order
+   *     `[int]`: the fifteen settings as `configure.lua` takes them, in its order
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
@@ -5201,7 +5378,12 @@ export class WorkQueue {
    * `waiting`), `stalled` or `dead` with the error `lease ran out`, `waiting` for each
    * delayed job come due, and `active` with its delivery for each job taken. A `done`
    * job's result is kept as `ack.lua` keeps one (an empty one too, with events on), and
-   * the call drops up to `limit` kept results whose time has passed.
+   * the call drops up to `limit` kept results whose time has passed. While the queue keeps
+   * completed jobs (`configure.lua`), a `done` job goes to `completed` as `ack.lua` sends one
+   * there, each job taken notes when it started (b: in its record), and the call drops up
+   * to `limit` of the oldest completed jobs beyond the queue's count or age (or all of
+   * them, `limit` per call, once it keeps none). A lease that runs out on the last delivery
+   * of a job added with `remove_on_fail` drops the job instead of sending it to `dead`.
    *
    * A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
    * before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -5263,6 +5445,8 @@ export class WorkQueue {
    *     kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
    *     turns (`{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see
    *         above)
+   *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
+   *         kept
    *
    * Args:
    *     lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each job
@@ -5283,7 +5467,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 14 keys and from 4 to 34 arguments
+   *         BAD_ARGS: not 15 keys and from 4 to 34 arguments
    *         BAD_LEASE: not whole milliseconds within its range
    *         BAD_LIMIT: not an integer within its range
    *         BAD_MAX_DELIVERIES: not an integer within its range
@@ -5326,6 +5510,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_RESULTS),
         rt.keyOf(this.#keys, KEY_KEPT),
         rt.keyOf(this.#keys, KEY_TURNS),
+        rt.keyOf(this.#keys, KEY_COMPLETED),
       ],
       TAKE.encode([options.lease ?? 30000, limit, options.maxDeliveries ?? 5, token, done]),
       TAKE_REPLY,
