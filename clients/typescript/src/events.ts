@@ -52,7 +52,8 @@ export interface Event {
 export const MAX_LOG_LINES = Number(LOG.param("keep").high ?? 1n);
 
 /**
- * How a job ended: `completed` (acked, with its `result` if one is kept), `dead` (failed
+ * How a job ended: `completed` (acked, with its `result` if one is kept, or read from the
+ * record the queue's history keeps), `dead` (failed
  * for good, with its last `error`), or `gone` (not in the queue and nothing kept of it:
  * removed, never added, or acked longer ago than the queue keeps results, or with events
  * off without a result).
@@ -159,6 +160,8 @@ export class Events {
             return result !== null ? { kind: "completed", result: result.length > 0 ? result : null } : { kind: "gone" };
           }
           if (record[0] === "dead") return { kind: "dead", error: record[4] ?? Buffer.alloc(0) };
+          // kept in the queue's history (its completed_max), with its result
+          if (record[0] === "completed") return { kind: "completed", result: record[11] !== null && record[11].length > 0 ? record[11] : null };
           if (performance.now() >= deadline) return null;
         }
         for (const event of this.handed(await this.follow(client, deadline, blocking))) {

@@ -134,3 +134,13 @@ test("with events on, a job acked without a result before the wait reads as comp
   await queue.ack(second![0], second![1], "").run(r);
   assert.deepEqual(await waitForJob(r, queue, "p2", 50), { kind: "gone" });
 });
+
+test("waitForJob reads a job kept in the queue's history as completed, with its result", async () => {
+  const queue = new WorkQueue("history");
+  await queue.configure({ completedMax: 100 }).run(r); // events off: only the record tells
+  await queue.add("h1", "x", 0, 0, "").run(r);
+  const [row] = await queue.take(1, token(5), []).run(r);
+  assert.ok(row !== undefined, "no job taken");
+  await queue.ack(row[0], row[1], "report").run(r);
+  assert.deepEqual(await waitForJob(r, queue, "h1", 50), { kind: "completed", result: Buffer.from("report") });
+});
