@@ -56,16 +56,84 @@ pub fn fix(dir: &Path) -> ExitCode {
     }
 }
 
+/// A client package the generator writes the generated part of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// `clients/python`: `redis-patterns-codegen python`.
+    Python,
+    /// `clients/typescript`: `redis-patterns-codegen typescript`.
+    TypeScript,
+}
+
+impl Client {
+    /// The subcommand that writes it.
+    pub fn command(self) -> &'static str {
+        match self {
+            Client::Python => "python",
+            Client::TypeScript => "typescript",
+        }
+    }
+
+    fn render(
+        self,
+        scripts: &[crate::model::Script],
+        package: &str,
+        version: &str,
+    ) -> Result<Vec<crate::render::client::File>, String> {
+        match self {
+            Client::Python => crate::render::python::render(scripts, package, version),
+            Client::TypeScript => crate::render::typescript::render(scripts, package, version),
+        }
+    }
+
+    fn stale(
+        self,
+        root: &Path,
+        files: &[crate::render::client::File],
+    ) -> std::io::Result<Vec<String>> {
+        match self {
+            Client::Python => crate::render::python::stale(root, files),
+            Client::TypeScript => crate::render::typescript::stale(root, files),
+        }
+    }
+
+    fn write(
+        self,
+        root: &Path,
+        files: &[crate::render::client::File],
+    ) -> std::io::Result<Vec<String>> {
+        match self {
+            Client::Python => crate::render::python::write(root, files),
+            Client::TypeScript => crate::render::typescript::write(root, files),
+        }
+    }
+}
+
 /// Writes the generated files of the Python package in `dist` (its folder, holding
 /// `pyproject.toml`) from the scripts under `dir`, for crate `package` at `version`; with
 /// `check`, writes nothing and fails naming every file that is not current.
 pub fn python(dir: &Path, dist: &Path, package: &str, version: &str, check: bool) -> ExitCode {
+    client(Client::Python, dir, dist, package, version, check)
+}
+
+/// Writes the generated files of the package of `lang` in `dist` (its folder) from the
+/// scripts under `dir`, for crate `package` at `version`; with `check`, writes nothing and
+/// fails naming every file that is not current.
+pub fn client(
+    lang: Client,
+    dir: &Path,
+    dist: &Path,
+    package: &str,
+    version: &str,
+    check: bool,
+) -> ExitCode {
     if let Some(why) = not_a_scripts_folder(dir) {
         eprintln!("{why}");
         return ExitCode::FAILURE;
     }
     let files = match Config::new().check(dir).and_then(|scripts| {
-        crate::render::python::render(&scripts, package, version).map_err(crate::Error::Render)
+        lang.render(&scripts, package, version)
+            .map_err(crate::Error::Render)
     }) {
         Ok(files) => files,
         Err(err) => {
@@ -75,9 +143,9 @@ pub fn python(dir: &Path, dist: &Path, package: &str, version: &str, check: bool
     };
     let shown = dist.display();
     let result = if check {
-        crate::render::python::stale(dist, &files)
+        lang.stale(dist, &files)
     } else {
-        crate::render::python::write(dist, &files)
+        lang.write(dist, &files)
     };
     match result {
         Ok(paths) if check && !paths.is_empty() => {
@@ -88,9 +156,10 @@ pub fn python(dir: &Path, dist: &Path, package: &str, version: &str, check: bool
                 );
             }
             eprintln!(
-                "{} stale file(s); regenerate with `redis-patterns-codegen python {} {shown} \
+                "{} stale file(s); regenerate with `redis-patterns-codegen {} {} {shown} \
                  --package {package} --version {version}`",
                 paths.len(),
+                lang.command(),
                 dir.display()
             );
             ExitCode::FAILURE

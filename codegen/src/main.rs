@@ -13,8 +13,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use redis_patterns_codegen::cli::Client;
+
 const USAGE: &str = "usage: redis-patterns-codegen check|fix <scripts folder>
        redis-patterns-codegen python <scripts folder> <python package folder>
+           --package <crate> --version <version> [--check]
+       redis-patterns-codegen typescript <scripts folder> <npm package folder>
            --package <crate> --version <version> [--check]
 
   check   reports every problem of every script, as the build does
@@ -22,6 +26,8 @@ const USAGE: &str = "usage: redis-patterns-codegen check|fix <scripts folder>
           helpers it names from their `_shared.lua` files
   python  writes the generated part of the Python client (clients/python) for the
           crate's version; with --check, writes nothing and names every stale file
+  typescript
+          the same for the TypeScript client (clients/typescript)
 
 The `redis-patterns` command (`cargo install --path . --features cli` in a checkout) has
 the same two subcommands.";
@@ -31,19 +37,27 @@ fn main() -> ExitCode {
     match args.as_slice() {
         [command, dir] if command == "check" => redis_patterns_codegen::cli::check(Path::new(dir)),
         [command, dir] if command == "fix" => redis_patterns_codegen::cli::fix(Path::new(dir)),
-        [command, dir, dist, flags @ ..] if command == "python" => match python_flags(flags) {
-            Some((package, version, check)) => redis_patterns_codegen::cli::python(
-                Path::new(dir),
-                Path::new(dist),
-                package,
-                version,
-                check,
-            ),
-            None => {
-                eprintln!("{USAGE}");
-                ExitCode::from(2)
+        [command, dir, dist, flags @ ..] if command == "python" || command == "typescript" => {
+            let lang = if command == "python" {
+                Client::Python
+            } else {
+                Client::TypeScript
+            };
+            match client_flags(flags) {
+                Some((package, version, check)) => redis_patterns_codegen::cli::client(
+                    lang,
+                    Path::new(dir),
+                    Path::new(dist),
+                    package,
+                    version,
+                    check,
+                ),
+                None => {
+                    eprintln!("{USAGE}");
+                    ExitCode::from(2)
+                }
             }
-        },
+        }
         [flag] if flag == "--help" || flag == "-h" || flag == "help" => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -56,7 +70,7 @@ fn main() -> ExitCode {
 }
 
 /// `--package <crate> --version <version> [--check]`, in any order.
-fn python_flags(flags: &[String]) -> Option<(&str, &str, bool)> {
+fn client_flags(flags: &[String]) -> Option<(&str, &str, bool)> {
     let (mut package, mut version, mut check) = (None, None, false);
     let mut flags = flags.iter();
     while let Some(flag) = flags.next() {

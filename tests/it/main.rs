@@ -70,6 +70,7 @@ mod tag;
 mod time_series;
 mod timeline;
 mod trace;
+mod typescript_sharing;
 mod unique_counter;
 mod user_login;
 mod vote;

@@ -5,27 +5,23 @@
 //! Functions library.
 //!
 //! Every identifier, literal and docstring is computed here and handed to logic-less
-//! handlebars templates (`templates/python/`). The same scripts give the same bytes.
-//!
-//! A family class is built from the parameters that name its instance: the placeholders
-//! of the `{…}` hash tags of the family's templates (or, in a family without one, every
-//! placeholder of its fixed keys), in order of first appearance. A method of it takes the
-//! script's arguments and the placeholders the instance does not give: one an argument of
-//! the same name gives is taken from it, one a variadic key names outside its hash tag is
-//! a sequence (one value per item, or the variadic argument of its name), and a variadic
-//! key named by a bare placeholder takes its key names as they are.
+//! handlebars templates (`templates/python/`). The same scripts give the same bytes. What
+//! does not depend on the language (the instance of a family class, where each key of a
+//! method gets its name, the docs' content) is [`super::client`]'s.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use handlebars::Handlebars;
 use serde::Serialize;
 
-use crate::model::{
-    Arg, ArgType, Count, Key, KeyForm, KeyPart, PresetValue, ReturnType, Rule, Script,
+use crate::model::{Arg, ArgType, Count, PresetValue, ReturnType, Rule, Script};
+pub use crate::render::client::File;
+use crate::render::client::{
+    self, DocStyle, Instance, MethodCtx, OwnKind, ScriptCtx, Source, arg_default, class_name,
+    is_read_only, sha1, shipped_path, wrap,
 };
-use crate::render::rust::{arg_type_name, return_type_name};
+use crate::render::rust::arg_type_name;
 use crate::render::{contract, functions};
 
 const FAMILY_TEMPLATE: &str = include_str!("../../templates/python/family.py.hbs");
@@ -38,19 +34,6 @@ pub const PYTHON_GENERATED_HEADER: &str =
 /// The import package, relative to the Python distribution's folder.
 pub const PACKAGE: &str = "src/redis_patterns";
 
-/// The folders the generator owns in the import package: whatever else is in them is
-/// stale. `functions.lua` beside them is generated too.
-const OWNED: [&str; 2] = ["_generated", "scripts"];
-
-/// One file of the Python package, by its path relative to the distribution's folder.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct File {
-    /// `src/redis_patterns/_generated/work_queue.py`.
-    pub path: String,
-    /// Its bytes.
-    pub contents: String,
-}
-
 /// The generated files of the Python package for `scripts` (of crate `package` at
 /// `version`, whose Functions library and manifest they match), sorted by path. Pure: the
 /// same scripts give the same bytes. An error names a header the Python renderer cannot
@@ -58,20 +41,8 @@ pub struct File {
 pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<File>, String> {
     let names = functions::Names::of(scripts, version);
     let mut files = Vec::new();
-    let mut families: Vec<Vec<&Script>> = Vec::new();
-    for script in scripts {
-        match families.last_mut() {
-            Some(family) if family[0].file.family == script.file.family => family.push(script),
-            _ => families.push(vec![script]),
-        }
-    }
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
-    hb.register_template_string("family", FAMILY_TEMPLATE)
-        .map_err(|e| format!("template error: {e}"))?;
-    hb.register_template_string("init", INIT_TEMPLATE)
-        .map_err(|e| format!("template error: {e}"))?;
+    let families = client::families(scripts);
+    let hb = client::handlebars(&[("family", FAMILY_TEMPLATE), ("init", INIT_TEMPLATE)])?;
     let mut init = InitCtx {
         header: PYTHON_GENERATED_HEADER.trim_end().to_owned(),
         doc: docstring(
@@ -106,109 +77,62 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
         );
         init.all.push(py_str(&ctx.module));
         init.all.push(py_str(&ctx.class.name));
-        let text = hb
-            .render("family", &ctx)
-            .map_err(|e| format!("template error: {e}"))?;
         files.push(File {
             path: format!("{PACKAGE}/_generated/{}.py", ctx.module),
-            contents: text,
+            contents: client::render_template(&hb, "family", &ctx)?,
         });
     }
     init.all.sort();
-    let text = hb
-        .render("init", &init)
-        .map_err(|e| format!("template error: {e}"))?;
     files.push(File {
         path: format!("{PACKAGE}/_generated/__init__.py"),
-        contents: text,
+        contents: client::render_template(&hb, "init", &init)?,
     });
-    files.push(File {
-        path: format!("{PACKAGE}/functions.lua"),
-        contents: functions::library(scripts, version),
-    });
-    for script in scripts {
-        files.push(File {
-            path: format!("{PACKAGE}/{}", shipped_path(script)),
-            contents: script.file.source.clone(),
-        });
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    Ok(client::with_shipped(
+        files,
+        scripts,
+        version,
+        &format!("{PACKAGE}/"),
+    ))
 }
+
+/// How Python spells what the renderers share.
+const LANG: client::Lang = client::Lang {
+    name: "Python",
+    ident: py_ident,
+    str: py_str,
+    list: tuple_literal,
+    map: |entries| dict_literal(entries.into_iter()),
+    rt: "_rt.",
+    new: "",
+    spread: "*",
+    parts: ["Text", "Value", "Tag"],
+    key_type: "str",
+    keys_type: "_t.Sequence[str]",
+    instance_key: |form| format!("self._keys[{form}]"),
+    names: "_names",
+};
+
+/// The generated folders (`_generated`, `scripts`) of the import package, whose other
+/// files are stale; `functions.lua` beside them is generated too.
+const OWNED: client::Owned<'static> = client::Owned {
+    dirs: &[
+        "src/redis_patterns/_generated",
+        "src/redis_patterns/scripts",
+    ],
+    skipped: &["__pycache__"],
+};
 
 /// The files of `files` that differ from what `root` (the distribution's folder) holds,
 /// the missing ones, and the files in the generated folders that `files` lacks: every
 /// path relative to `root`, sorted.
 pub fn stale(root: &Path, files: &[File]) -> std::io::Result<Vec<String>> {
-    let mut stale = BTreeSet::new();
-    for file in files {
-        if std::fs::read(root.join(&file.path)).ok().as_deref() != Some(file.contents.as_bytes()) {
-            stale.insert(file.path.clone());
-        }
-    }
-    let expected: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    for extra in owned_files(root)? {
-        if !expected.contains(extra.as_str()) {
-            stale.insert(extra);
-        }
-    }
-    Ok(stale.into_iter().collect())
+    client::stale(root, files, &OWNED)
 }
 
 /// Writes `files` under `root` (the distribution's folder) and removes the other files of
 /// the generated folders; returns what it changed, relative to `root`.
 pub fn write(root: &Path, files: &[File]) -> std::io::Result<Vec<String>> {
-    let changed = stale(root, files)?;
-    let expected: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    for path in &changed {
-        let full = root.join(path);
-        match files.iter().find(|f| &f.path == path) {
-            Some(file) => {
-                if let Some(parent) = full.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(&full, &file.contents)?;
-            }
-            None if !expected.contains(path.as_str()) => std::fs::remove_file(&full)?,
-            None => {}
-        }
-    }
-    Ok(changed)
-}
-
-/// Every file under the generated folders of `root`, relative to it, but Python's caches.
-fn owned_files(root: &Path) -> std::io::Result<Vec<String>> {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
-        if !dir.is_dir() {
-            return Ok(());
-        }
-        for entry in std::fs::read_dir(dir)? {
-            let path = entry?.path();
-            if path.file_name().is_some_and(|n| n == "__pycache__") {
-                continue;
-            }
-            if path.is_dir() {
-                walk(&path, root, out)?;
-            } else if let Ok(inside) = path.strip_prefix(root) {
-                let parts: Vec<String> = inside
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                out.push(parts.join("/"));
-            }
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    for dir in OWNED {
-        walk(&PathBuf::from(root).join(PACKAGE).join(dir), root, &mut out)?;
-    }
-    Ok(out)
-}
-
-/// Where the package ships a script's file, relative to the import package.
-fn shipped_path(script: &Script) -> String {
-    format!("scripts/{}/{}.lua", script.file.family, script.file.op)
+    client::write(root, files, &OWNED)
 }
 
 #[derive(Serialize)]
@@ -235,17 +159,9 @@ struct FamilyCtx {
     doc: String,
     module: String,
     all: Vec<String>,
-    forms: Vec<FormCtx>,
+    forms: Vec<client::FormCtx>,
     scripts: Vec<ScriptCtx>,
     class: ClassCtx,
-}
-
-/// A key template's form, as a module constant.
-#[derive(Serialize)]
-struct FormCtx {
-    constant: String,
-    doc: String,
-    value: String,
 }
 
 #[derive(Serialize)]
@@ -260,49 +176,10 @@ struct ClassCtx {
     methods: Vec<MethodCtx>,
 }
 
-#[derive(Serialize)]
-struct ScriptCtx {
-    constant: String,
-    constant_doc: String,
-    value: String,
-    function: String,
-    params: String,
-    returns: String,
-    doc: String,
-    encode: String,
-    keys: String,
-    /// The reply's decoder, an expression of the runtime's.
-    decode: String,
-    /// The decoder's name, `_<CONSTANT>_REPLY`: built once, at import.
-    reply: String,
-}
-
-#[derive(Serialize)]
-struct MethodCtx {
-    name: String,
-    params: String,
-    returns: String,
-    doc: String,
-    encode: String,
-    values: String,
-    /// Whether a key is named per call (from `_names`), not once when the instance is built.
-    names_per_call: bool,
-    keys: Vec<String>,
-    constant: String,
-    reply: String,
-}
-
-/// A family's instance parameter: its name, and whether it may be left out (every script
-/// that names it gives it an `@default`).
-struct Instance {
-    name: String,
-    defaulted: bool,
-}
-
 fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx, String> {
     let module = family[0].file.family.clone();
-    let instance = instance_params(family);
-    let forms = family_forms(family);
+    let instance = client::instance_params(family);
+    let forms = client::family_forms(family);
     let mut scripts = Vec::new();
     let mut methods = Vec::new();
     let mut all = vec![py_str(&class_name(&module))];
@@ -310,24 +187,13 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
         let ctx = script_ctx(script, names)?;
         all.push(py_str(&ctx.constant));
         all.push(py_str(&ctx.function));
-        if instance.iter().any(|i| py_ident(&i.name) == ctx.function) {
-            return Err(format!(
-                "{module}/{}: the method would take the name of the instance's `{}`; rename one",
-                script.file.op, ctx.function
-            ));
-        }
+        client::method_beside_instance(script, &ctx.function, &instance, &LANG)?;
         methods.push(method_ctx(script, &ctx, &instance)?);
         scripts.push(ctx);
     }
-    let instance_names: Vec<&str> = instance
-        .iter()
-        .filter(|i| !i.defaulted)
-        .map(|i| i.name.as_str())
-        .collect();
-    let checked: Vec<String> = forms
-        .iter()
-        .filter(|(_, form)| form.params().iter().all(|p| instance_names.contains(p)))
-        .map(|(constant, _)| format!("{constant}, "))
+    let checked: Vec<String> = client::checked_forms(&forms, &instance)
+        .into_iter()
+        .map(|constant| format!("{constant}, "))
         .collect();
     let fields: Vec<String> = instance
         .iter()
@@ -340,40 +206,10 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
             format!("{}: {ty}", py_ident(&i.name))
         })
         .collect();
-    let class_doc = {
-        let mut lines = vec![format!(
-            "The scripts of `{}/`, on one instance of the pattern.",
-            family_folder(family[0])
-        )];
-        lines.push(String::new());
-        if instance.is_empty() {
-            lines.push("Every key is given to each method.".to_owned());
-        } else {
-            lines.push(format!(
-                "Built from {}: each method names its keys from their templates with these \
-                 values, and checks them when the instance is built (`InvalidInput`, \
-                 `BAD_KEYS`, for an empty value or stray braces).",
-                instance
-                    .iter()
-                    .map(|i| format!("`{}`", i.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        let defaulted: Vec<&Instance> = instance.iter().filter(|i| i.defaulted).collect();
-        if !defaulted.is_empty() {
-            lines.push(String::new());
-            lines.push(format!(
-                "Left as None, {} takes each script's `@default`, as the Rust API does.",
-                defaulted
-                    .iter()
-                    .map(|i| format!("`{}`", i.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        docstring(&lines, "    ")
-    };
+    let class_doc = docstring(
+        &client::class_doc(family, &instance, |name| name.to_owned(), "Left as None"),
+        "    ",
+    );
     let instance_values = dict_literal(
         instance
             .iter()
@@ -382,32 +218,9 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
     );
     Ok(FamilyCtx {
         header: PYTHON_GENERATED_HEADER.trim_end().to_owned(),
-        doc: docstring(
-            &[
-                format!("The scripts of `{}/`.", family_folder(family[0])),
-                String::new(),
-                format!(
-                    "A function per script, whose parameters are the header's keys then \
-                     arguments, and `{}`, whose methods name the keys from their templates.",
-                    class_name(&module)
-                ),
-            ],
-            "",
-        ),
+        doc: docstring(&client::module_doc(family), ""),
         all,
-        forms: forms
-            .iter()
-            .map(|(constant, form)| FormCtx {
-                constant: constant.clone(),
-                doc: docstring(&[format!("The name template `{}`.", form.text)], ""),
-                value: format!(
-                    "_rt.Form({}, {}, {})",
-                    py_str(&module),
-                    py_str(&form.text),
-                    parts_py(&form.parts)
-                ),
-            })
-            .collect(),
+        forms: client::form_ctxs(&module, &forms, &LANG, |lines| docstring(lines, "")),
         scripts,
         class: ClassCtx {
             name: class_name(&module),
@@ -420,125 +233,6 @@ fn family_ctx(family: &[&Script], names: &functions::Names) -> Result<FamilyCtx,
         },
         module,
     })
-}
-
-/// The parameters that name a family's instance: the placeholders of every `{…}` group
-/// of its templates, or, in a family without one, of its fixed keys' templates, in order
-/// of first appearance.
-fn instance_params(family: &[&Script]) -> Vec<Instance> {
-    fn push(names: &mut Vec<String>, name: &str) {
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_owned());
-        }
-    }
-    let mut names: Vec<String> = Vec::new();
-    let templates = || {
-        family
-            .iter()
-            .flat_map(|s| &s.header.keys)
-            .filter_map(|k| k.template.as_ref().map(|t| (k, t)))
-    };
-    for (_, template) in templates() {
-        for form in &template.forms {
-            for part in &form.parts {
-                if let KeyPart::HashTag(inner) = part {
-                    for inner in inner {
-                        if let KeyPart::Param(name) = inner {
-                            push(&mut names, name);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if names.is_empty() {
-        for (key, template) in templates() {
-            if !key.variadic {
-                for form in &template.forms {
-                    for param in form.params() {
-                        push(&mut names, param);
-                    }
-                }
-            }
-        }
-    }
-    // The ones with a default last, as the class's fields take them.
-    let mut instance: Vec<Instance> = names
-        .into_iter()
-        .map(|name| {
-            let naming: Vec<&&Script> = family
-                .iter()
-                .filter(|s| names_placeholder(s, &name))
-                .collect();
-            let defaulted = naming.iter().all(|s| text_default(s, &name).is_some());
-            Instance { name, defaulted }
-        })
-        .collect();
-    instance.sort_by_key(|i| i.defaulted);
-    instance
-}
-
-/// Whether a template of `script` names placeholder `name`.
-fn names_placeholder(script: &Script, name: &str) -> bool {
-    script
-        .header
-        .keys
-        .iter()
-        .filter_map(|k| k.template.as_ref())
-        .any(|t| t.params().contains(&name))
-}
-
-/// The `@default` text `script` gives `name`, if any.
-fn text_default<'a>(script: &'a Script, name: &str) -> Option<&'a str> {
-    script
-        .header
-        .defaults
-        .iter()
-        .find(|d| d.name == name)
-        .and_then(|d| match &d.value {
-            PresetValue::Text(text) => Some(text.as_str()),
-            PresetValue::SameAs(_) => None,
-        })
-}
-
-/// Every form of the family's templates, once per key name, as its module constant:
-/// `KEY_<NAME>`, or `KEY_<NAME>_<n>` for the forms of a key of several.
-fn family_forms(family: &[&Script]) -> Vec<(String, KeyForm)> {
-    let mut forms: Vec<(String, KeyForm)> = Vec::new();
-    for key in family.iter().flat_map(|s| &s.header.keys) {
-        let Some(template) = &key.template else {
-            continue;
-        };
-        for (constant, form) in form_constants(key).into_iter().zip(&template.forms) {
-            if forms.iter().all(|(c, _)| c != &constant) {
-                forms.push((constant, form.clone()));
-            }
-        }
-    }
-    forms
-}
-
-/// The constants of a key's forms.
-fn form_constants(key: &Key) -> Vec<String> {
-    let forms = key.template.as_ref().map_or(0, |t| t.forms.len());
-    let base = format!("KEY_{}", key.name.to_uppercase());
-    if forms == 1 {
-        vec![base]
-    } else {
-        (1..=forms).map(|i| format!("{base}_{i}")).collect()
-    }
-}
-
-fn parts_py(parts: &[KeyPart]) -> String {
-    let items: Vec<String> = parts
-        .iter()
-        .map(|part| match part {
-            KeyPart::Text(text) => format!("_rt.Text({})", py_str(text)),
-            KeyPart::Param(name) => format!("_rt.Value({})", py_str(name)),
-            KeyPart::HashTag(inner) => format!("_rt.Tag({})", parts_py(inner)),
-        })
-        .collect();
-    tuple_literal(&items)
 }
 
 fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, String> {
@@ -568,28 +262,11 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         params.concat(),
         tuple_literal(&h.errors.iter().map(|e| py_str(&e.code)).collect::<Vec<_>>()),
     );
-    let mut names = BTreeSet::new();
-    let mut fn_params = Vec::new();
-    let mut keys = Vec::new();
-    for key in &h.keys {
-        let ident = unique(&mut names, &key.name, &name)?;
-        if key.variadic {
-            fn_params.push(format!("{ident}: _t.Sequence[str]"));
-            keys.push(format!(
-                "*_rt.many({constant}, {}, {ident})",
-                py_str(&key.name)
-            ));
-        } else {
-            fn_params.push(format!("{ident}: str"));
-            keys.push(ident);
-        }
-    }
-    let mut values = Vec::new();
-    for arg in &h.args {
-        let ident = unique(&mut names, &arg.name, &name)?;
-        fn_params.push(format!("{ident}: {}", arg_py(arg)));
-        values.push(ident);
-    }
+    let client::FunctionParams {
+        params: fn_params,
+        keys,
+        values,
+    } = client::function_params(script, &name, &constant, &LANG, arg_py)?;
     Ok(ScriptCtx {
         constant_doc: docstring(
             &[
@@ -605,7 +282,7 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         function: py_ident(&file.op),
         params: params_layout(&fn_params, &return_py(&h.returns.ty), &file.op, ""),
         returns: return_py(&h.returns.ty),
-        doc: docstring(&function_doc(script, &name), "    "),
+        doc: docstring(&client::function_doc(script, &name, &DOCS), "    "),
         encode: format!("{constant}.encode({})", values.join(", ")),
         keys: format!("[{}]", keys.join(", ")),
         decode: decode_py(&h.returns.ty),
@@ -613,41 +290,6 @@ fn script_ctx(script: &Script, names: &functions::Names) -> Result<ScriptCtx, St
         constant,
         value,
     })
-}
-
-/// The parameters of `def <name>(…) -> _rt.Call[<returns>]:` at `indent`: on one line
-/// when the line fits in [`WIDTH`], else one a line.
-fn params_layout(params: &[String], returns: &str, name: &str, indent: &str) -> String {
-    let joined = params.join(", ");
-    let line = format!("{indent}def {name}({joined}) -> _rt.Call[{returns}]:");
-    if line.chars().count() <= WIDTH {
-        return joined;
-    }
-    let items: String = params
-        .iter()
-        .map(|p| format!("\n{indent}    {p},"))
-        .collect();
-    format!("{items}\n{indent}")
-}
-
-/// A name made a Python identifier, once among `names`, or an error naming the script.
-fn unique(names: &mut BTreeSet<String>, name: &str, script: &str) -> Result<String, String> {
-    let ident = py_ident(name);
-    if !names.insert(ident.clone()) {
-        return Err(format!(
-            "{script}: two parameters would be called `{ident}` in Python; rename one"
-        ));
-    }
-    Ok(ident)
-}
-
-/// Where one placeholder of a script's keys gets its value in a method.
-#[derive(Clone, PartialEq, Eq)]
-enum Source {
-    /// The instance's field (with a script's `@default` when it is left as None).
-    Instance(Option<String>),
-    /// A method parameter: an argument of the same name, or one of its own.
-    Param(String),
 }
 
 fn method_ctx(
@@ -658,150 +300,35 @@ fn method_ctx(
     let h = &script.header;
     let name = format!("{}/{}", script.file.family, script.file.op);
     let constant = &ctx.constant;
-    let fixed_args: Vec<&Arg> = h.args.iter().filter(|a| !a.variadic).collect();
-    let variadic_arg = h.args.iter().find(|a| a.variadic);
-    let fixed_names: BTreeSet<&str> = h
-        .keys
-        .iter()
-        .filter(|k| !k.variadic)
-        .filter_map(|k| k.template.as_ref())
-        .flat_map(|t| t.params())
-        .collect();
+    let plan = client::method_keys(script, instance)?;
     // Method parameters besides the arguments: (name, python type, default literal).
-    let mut own: Vec<(String, String, Option<String>)> = Vec::new();
-    let mut values: Vec<(String, Source)> = Vec::new();
-    let mut each: Vec<(String, String)> = Vec::new();
-    let mut keys = Vec::new();
-    // Whether a key is named per call from `_names`, which the method then builds.
-    let mut names_per_call = false;
-    let call_scope = |param: &str,
-                      own: &mut Vec<(String, String, Option<String>)>,
-                      values: &mut Vec<(String, Source)>| {
-        if values.iter().any(|(p, _)| p == param) {
-            return;
-        }
-        let source = if let Some(arg) = fixed_args.iter().find(|a| a.name == param) {
-            Source::Param(py_ident(&arg.name))
-        } else if let Some(inst) = instance.iter().find(|i| i.name == param) {
-            Source::Instance(
-                inst.defaulted
-                    .then(|| text_default(script, param).map(str::to_owned))
-                    .flatten(),
+    let own: Vec<(String, String, Option<String>)> = plan
+        .own
+        .iter()
+        .map(|own| {
+            let ty = match own.kind {
+                OwnKind::Text => "str",
+                OwnKind::Texts => "_t.Sequence[str]",
+            };
+            (
+                own.name.clone(),
+                ty.to_owned(),
+                own.default.as_deref().map(py_str),
             )
-        } else {
-            let default = text_default(script, param).map(py_str);
-            own.push((param.to_owned(), "str".to_owned(), default));
-            Source::Param(py_ident(param))
-        };
-        values.push((param.to_owned(), source));
-    };
-    for key in &h.keys {
-        let Some(template) = &key.template else {
-            let ty = if key.variadic {
-                "_t.Sequence[str]"
-            } else {
-                "str"
-            };
-            own.push((key.name.clone(), ty.to_owned(), None));
-            keys.push(if key.variadic {
-                format!(
-                    "*_rt.many({constant}, {}, {})",
-                    py_str(&key.name),
-                    py_ident(&key.name)
-                )
-            } else {
-                py_ident(&key.name)
-            });
-            continue;
-        };
-        let constants = form_constants(key);
-        if !key.variadic {
-            for param in template.params() {
-                call_scope(param, &mut own, &mut values);
-            }
-            // A key the instance alone names was built with it (`_keys`, see the class).
-            let of_instance = template.params().iter().all(|param| {
-                instance.iter().any(|i| i.name == *param && !i.defaulted)
-                    && values
-                        .iter()
-                        .any(|(p, source)| p == param && matches!(source, Source::Instance(None)))
-            });
-            names_per_call |= !of_instance;
-            keys.push(if of_instance {
-                format!("self._keys[{}]", constants[0])
-            } else {
-                format!("{}.name({constant}.name, _names)", constants[0])
-            });
-            continue;
-        }
-        if let [form] = template.forms.as_slice()
-            && let [KeyPart::Param(_)] = form.parts.as_slice()
-        {
-            // A bare placeholder: the items are free key names.
-            own.push((key.name.clone(), "_t.Sequence[str]".to_owned(), None));
-            keys.push(format!(
-                "*_rt.many({constant}, {}, {})",
-                py_str(&key.name),
-                py_ident(&key.name)
-            ));
-            continue;
-        }
-        // A value per item: a placeholder the variadic key names outside its hash tag,
-        // and no fixed key or argument names.
-        let mut rounds = Vec::new();
-        for param in template.params() {
-            let outside = template.forms.iter().any(|form| {
-                form.parts
-                    .iter()
-                    .any(|p| matches!(p, KeyPart::Param(n) if n == param))
-            });
-            let by_arg = fixed_args.iter().any(|a| a.name == param);
-            if outside && !fixed_names.contains(param) && !by_arg {
-                rounds.push(param);
-            } else {
-                call_scope(param, &mut own, &mut values);
-            }
-        }
-        if rounds.is_empty() {
-            return Err(format!(
-                "{name}: the variadic key `{}` takes no value per item, so the Python class \
-                 cannot tell how many items it has",
-                key.name
-            ));
-        }
-        for param in rounds {
-            let source = match variadic_arg.filter(|a| a.name == param) {
-                Some(arg) => py_ident(&arg.name),
-                None => {
-                    own.push((param.to_owned(), "_t.Sequence[str]".to_owned(), None));
-                    py_ident(param)
-                }
-            };
-            each.push((param.to_owned(), source));
-        }
-        names_per_call = true;
-        keys.push(format!(
-            "*_rt.rounds({constant}, {}, _names, {})",
-            tuple_literal(&constants),
-            dict_literal(each.iter().cloned())
-        ));
-    }
+        })
+        .collect();
+    let keys = client::method_key_exprs(&plan.keys, constant, &LANG, &py_ident);
     // The arguments, with their defaults.
     let mut args = Vec::new();
     let mut encode = Vec::new();
     for arg in &h.args {
         let ident = py_ident(&arg.name);
-        match h
-            .defaults
-            .iter()
-            .find(|d| d.name == arg.name)
-            .map(|d| &d.value)
-        {
+        match arg_default(script, arg) {
             Some(PresetValue::Text(text)) => {
                 args.push((
                     ident.clone(),
                     arg_py(arg),
-                    Some(default_py(arg, text, &name)?),
+                    Some(client::default_literal(arg, text, &name, &LITERALS)?),
                 ));
                 encode.push(ident);
             }
@@ -844,9 +371,9 @@ fn method_ctx(
         params.push("*".to_owned());
         params.extend(keyword);
     }
-    let values = dict_literal(values.into_iter().map(|(param, source)| {
+    let values = dict_literal(plan.values.into_iter().map(|(param, source)| {
         let expr = match source {
-            Source::Param(ident) => ident,
+            Source::Param(name) => py_ident(&name),
             Source::Instance(None) => format!("self.{}", py_ident(&param)),
             Source::Instance(Some(default)) => {
                 let field = format!("self.{}", py_ident(&param));
@@ -859,33 +386,37 @@ fn method_ctx(
         name: py_ident(&script.file.op),
         params: params_layout(&params, &ctx.returns, &script.file.op, "    "),
         returns: ctx.returns.clone(),
-        doc: docstring(&method_doc(script, &name), "        "),
+        doc: docstring(&client::method_doc(script, &name, &DOCS), "        "),
         encode: format!("{constant}.encode({})", encode.join(", ")),
         values,
-        names_per_call,
+        names_per_call: plan.names_per_call,
         keys,
         constant: constant.clone(),
         reply: ctx.reply.clone(),
     })
 }
 
-/// The Python literal of an argument's `@default` text.
-fn default_py(arg: &Arg, text: &str, script: &str) -> Result<String, String> {
-    Ok(match arg.ty {
-        ArgType::Int | ArgType::Uint | ArgType::Ms if text.parse::<i64>().is_ok() => text.into(),
-        ArgType::Float if text.parse::<f64>().is_ok_and(f64::is_finite) => text.into(),
-        ArgType::Bool if text == "1" => "True".into(),
-        ArgType::Bool if text == "0" => "False".into(),
-        ArgType::String | ArgType::Bytes => py_str(text),
-        _ => {
-            return Err(format!(
-                "{script}: `@default {} {text}` has no Python literal for a `{}`",
-                arg.name,
-                arg_type_name(arg.ty)
-            ));
-        }
-    })
+/// The parameters of `def <name>(…) -> _rt.Call[<returns>]:` at `indent`: on one line
+/// when the line fits in [`WIDTH`], else one a line.
+fn params_layout(params: &[String], returns: &str, name: &str, indent: &str) -> String {
+    let line = |joined: &str| format!("{indent}def {name}({joined}) -> _rt.Call[{returns}]:");
+    client::params_layout(params, line, indent, "    ", WIDTH)
 }
+
+/// How the docstrings name things.
+const DOCS: DocStyle = DocStyle {
+    ident: py_ident,
+    raises: "Raises:\n    ScriptError: with one of these codes (the checks of the keys and \
+             arguments run here first, and raise InvalidInput with the same code before \
+             any I/O):",
+};
+
+/// How the Python literals of `@default` texts are spelt.
+const LITERALS: client::Literals = client::Literals {
+    language: "Python",
+    bools: ["True", "False"],
+    text: py_str,
+};
 
 /// `_rt.Param(...)`: an argument's contract, with only what differs from the defaults.
 fn param_py(arg: &Arg) -> String {
@@ -925,10 +456,6 @@ fn param_py(arg: &Arg) -> String {
     }
     out.push(')');
     out
-}
-
-fn is_read_only(script: &Script) -> bool {
-    script.header.flags.iter().any(|f| f == "no-writes")
 }
 
 /// The Python type of one value of an argument.
@@ -1010,209 +537,6 @@ fn decode_py(ty: &ReturnType) -> String {
         ReturnType::Tuple(row) => format!("_rt.tuple_of({})", items(row)),
         ReturnType::OptTuple(row) => opt(&format!("_rt.tuple_of({})", items(row))),
     }
-}
-
-/// The docstring of a script's function: the whole header.
-fn function_doc(script: &Script, name: &str) -> Vec<String> {
-    let keys = script.header.keys.iter().map(|key| {
-        let named = key
-            .template
-            .as_ref()
-            .map_or(String::new(), |t| format!(", named `{}`", t.text));
-        let many = if key.variadic {
-            format!(", {}", count_words(key.count, "key names"))
-        } else {
-            String::new()
-        };
-        format!(
-            "    {} (a {}{many}{named}): {}",
-            py_ident(&key.name),
-            key.ty.name(),
-            key.doc
-        )
-    });
-    script_doc(
-        script,
-        name,
-        "Keys, in `KEYS` order (all in one cluster hash slot):",
-        keys.collect(),
-    )
-}
-
-/// The docstring of a family method: the header, with the keys as the method names them.
-fn method_doc(script: &Script, name: &str) -> Vec<String> {
-    let keys = script.header.keys.iter().map(|key| {
-        let named = key
-            .template
-            .as_ref()
-            .map_or("given as it is".to_owned(), |t| format!("`{}`", t.text));
-        format!("    {} ({}): {}", key.name, named, key.doc)
-    });
-    script_doc(
-        script,
-        name,
-        "Keys, named from their templates:",
-        keys.collect(),
-    )
-}
-
-/// The header as a docstring: its prose, then `keys` under `heading`, the arguments, the
-/// reply, the error codes, the complexity and the clock.
-fn script_doc(script: &Script, name: &str, heading: &str, keys: Vec<String>) -> Vec<String> {
-    let mut doc = header_prose(script, name);
-    if !keys.is_empty() {
-        doc.push(String::new());
-        doc.push(heading.to_owned());
-        doc.extend(keys);
-    }
-    doc.extend(args_doc(script));
-    doc.extend(tail_doc(script));
-    doc
-}
-
-fn header_prose(script: &Script, name: &str) -> Vec<String> {
-    let h = &script.header;
-    let mut doc = vec![h.summary.clone()];
-    if !h.description.is_empty() {
-        doc.push(String::new());
-        doc.extend(h.description.iter().cloned());
-    }
-    doc.push(String::new());
-    doc.push(format!(
-        "Runs `{}` (`{name}`){}.",
-        shipped_path(script),
-        if is_read_only(script) {
-            " with EVALSHA_RO (FCALL_RO): it writes nothing"
-        } else {
-            ""
-        }
-    ));
-    doc
-}
-
-fn args_doc(script: &Script) -> Vec<String> {
-    let h = &script.header;
-    if h.args.is_empty() {
-        return Vec::new();
-    }
-    let mut doc = vec![String::new(), "Args:".to_owned()];
-    for arg in &h.args {
-        let mut what = vec![format!(
-            "`{}{}{}`",
-            arg_type_name(arg.ty),
-            if arg.optional { "?" } else { "" },
-            if arg.variadic { "..." } else { "" }
-        )];
-        what.extend(rule_words(arg));
-        if arg.variadic {
-            what.push(count_words(arg.count, "values"));
-        }
-        if let Some(default) = h.defaults.iter().find(|d| d.name == arg.name) {
-            what.push(match &default.value {
-                PresetValue::Text(text) => format!("default `{text}` in the class"),
-                PresetValue::SameAs(other) => format!("default `{other}` in the class"),
-            });
-        }
-        doc.push(format!(
-            "    {} ({}): {}",
-            py_ident(&arg.name),
-            what.join(", "),
-            arg.doc
-        ));
-    }
-    doc
-}
-
-fn tail_doc(script: &Script) -> Vec<String> {
-    let h = &script.header;
-    let mut doc = vec![
-        String::new(),
-        "Returns:".to_owned(),
-        format!(
-            "    `{}`: {}",
-            return_type_name(&h.returns.ty),
-            h.returns.doc
-        ),
-    ];
-    if !h.errors.is_empty() {
-        doc.push(String::new());
-        doc.push(
-            "Raises:\n    ScriptError: with one of these codes (the checks of the keys and \
-             arguments run here first, and raise InvalidInput with the same code before \
-             any I/O):"
-                .to_owned(),
-        );
-        for e in &h.errors {
-            doc.push(format!("        {}: {}", e.code, e.doc));
-        }
-    }
-    doc.push(String::new());
-    let clock = match h.clock {
-        None => "",
-        Some(crate::model::Clock::Server) => " Clock: the server's TIME.",
-        Some(crate::model::Clock::Caller) => " Clock: the caller's `now`.",
-    };
-    doc.push(format!("Complexity: {}.{clock}", h.complexity));
-    doc
-}
-
-/// What an argument's values must be, for the docs.
-fn rule_words(arg: &Arg) -> Option<String> {
-    Some(match &arg.rule {
-        Rule::Any => return None,
-        Rule::NonEmpty => "not empty".into(),
-        Rule::Range { min, max } => format!(
-            "from {} to {}{}",
-            contract::bound(*min),
-            contract::bound(*max),
-            if arg.ty == ArgType::Ms { " ms" } else { "" }
-        ),
-        Rule::OneOf(options) => format!(
-            "one of {}",
-            options
-                .iter()
-                .map(|o| format!("`{o}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Rule::Length { min, max: None } => format!("{min} bytes at least"),
-        Rule::Length {
-            min,
-            max: Some(max),
-        } => format!("{min} to {max} bytes"),
-        Rule::Hex { digits } => format!("{digits} hex digits"),
-    })
-}
-
-fn count_words(count: Count, noun: &str) -> String {
-    match count.max {
-        None => format!("at least {} {noun}", count.min),
-        Some(max) if max == count.min => format!("{max} {noun}"),
-        Some(max) => format!("{} to {max} {noun}", count.min),
-    }
-}
-
-/// The folder of a script's family, as the app names it (`scripts/work_queue`).
-fn family_folder(script: &Script) -> &str {
-    let name = format!("/{}.lua", script.file.op);
-    script
-        .file
-        .path
-        .strip_suffix(&name)
-        .unwrap_or(&script.file.path)
-}
-
-/// `work_queue` → `WorkQueue`.
-fn class_name(family: &str) -> String {
-    family
-        .split('_')
-        .map(|word| {
-            let mut chars = word.chars();
-            chars.next().map_or(String::new(), |first| {
-                first.to_ascii_uppercase().to_string() + chars.as_str()
-            })
-        })
-        .collect()
 }
 
 /// Python's keywords, and the names the generated code uses for itself: a header name
@@ -1303,44 +627,10 @@ fn docstring(lines: &[String], indent: &str) -> String {
     out
 }
 
-/// `line` cut at spaces into lines of at most `width` characters (a longer word stands
-/// alone); the continuation of an indented line is indented 4 more.
-fn wrap(line: &str, width: usize) -> Vec<String> {
-    let lead = line.len() - line.trim_start().len();
-    let more = if lead > 0 { lead + 4 } else { 0 };
-    let mut lines = Vec::new();
-    let mut current = line[..lead].to_owned();
-    let mut empty = true;
-    for word in line[lead..].split(' ') {
-        if !empty && current.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::replace(&mut current, " ".repeat(more)));
-            empty = true;
-        }
-        if !empty {
-            current.push(' ');
-        }
-        current.push_str(word);
-        empty = false;
-    }
-    lines.push(current);
-    lines
-}
-
-fn sha1(text: &str) -> String {
-    sha1_smol::Sha1::from(text.as_bytes()).digest().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Config;
-
-    fn fixtures() -> Vec<Script> {
-        let config = Config::new();
-        config
-            .analyze(&config.read("tests/fixtures/good").unwrap())
-            .unwrap()
-    }
+    use crate::render::client::fixtures;
 
     /// The generated Python of the fixtures is pinned, one family module after another,
     /// and the same bytes every time.

@@ -1,0 +1,77 @@
+--- Returns resources whose lease ran out to the pool, at most `limit` of them.
+---
+--- Beyond the book. A client that acquired a resource with a lease and then crashed
+--- never releases it; once its lease deadline (server clock) has passed, this moves it
+--- from `occupied` back to `available` and forgets its holder's token, so the old
+--- holder can no longer release it. `acquire.lua` and `acquire_lease.lua` do the same
+--- for a few leases before they pick; call this to tidy a pool nobody acquires from.
+--- @key available set {<name>}:available  the set of resources free to acquire
+--- @key occupied set {<name>}:occupied    the set of resources held
+--- @key leases zset {<name>}:leases       leased resource -> lease deadline (ms, server clock)
+--- @key holders hash {<name>}:holders     leased resource -> its holder's token
+--- @arg limit uint 1..=1000       the most leases reclaimed in this call
+--- @return uint                   how many resources went back to the pool
+--- @error BAD_ARGS                not 4 keys and 1 argument
+--- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
+--- @clock server
+--- @complexity O(M × log N), N = the leases, M = `limit`
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen).
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local available = KEYS[1]
+local occupied = KEYS[2]
+local leases = KEYS[3]
+local holders = KEYS[4]
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
+  return redis.error_reply('BAD_LIMIT must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:available, got ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' or leases ~= tag_of_keys .. ':leases' or
+    holders ~= tag_of_keys .. ':holders' then
+  for i, each in ipairs({ ':occupied', ':leases', ':holders' }) do
+    if KEYS[i + 1] ~= tag_of_keys .. each then
+      return redis.error_reply(
+          'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in available, got ' ..
+          shown(KEYS[i + 1]))
+    end
+  end
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', available)
+redis.call('SCARD', occupied)
+redis.call('ZCARD', leases)
+redis.call('HLEN', holders)
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+local expired = redis.call('ZRANGE', leases, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+for _, resource in ipairs(expired) do
+  redis.call('ZREM', leases, resource)
+  redis.call('HDEL', holders, resource)
+  redis.call('SMOVE', occupied, available, resource)
+end
+return #expired

@@ -1,0 +1,120 @@
+#!lua flags=no-writes
+--- Lists one page of a queue's schedules, by next run time.
+---
+--- Beyond the books. Rows as schedule.lua answers them. A page is read at one instant;
+--- pages read one after another may skip or repeat a schedule that fired in between (its
+--- next run time moved).
+--- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
+--- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @arg offset uint 0..=10^9     how many schedules to skip
+--- @arg count uint 1..=100       the most schedules listed
+--- @return [(string, uint, uint, uint, string, string, uint, uint, string?, bytes)]  a row per schedule, as
+---                               schedule.lua answers it
+--- @error BAD_ARGS               not 2 keys and 2 arguments
+--- @error BAD_OFFSET             not an integer within its range
+--- @error BAD_COUNT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_SCHEDULES          `schedules` holds fields of a listed schedule that these scripts do not write
+--- @error BAD_DUE                `due` holds a run time or a schedule that these scripts do not write
+--- @uses schedule_of schedule_row safe_integer shown
+--- @complexity O(log S + M), S = the schedules, M = `count`
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- redis-patterns-codegen; work_queue/_shared.lua of the scripts folder).
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+-- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
+-- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
+-- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
+-- error reply for fields these scripts do not write. Reads only.
+local function schedule_of(schedules_hash, name)
+  local found_timing, found_options, found_payload, found_group = unpack(redis.call('HMGET', schedules_hash,
+    't:' .. name, 'o:' .. name, 'd:' .. name, 'g:' .. name))
+  if not (found_timing or found_options or found_payload or found_group) then
+    return false
+  end
+  local s = { timing = found_timing, every = 0, offset = 0, tz = '', cron = '', payload = found_payload,
+    group = found_group or '' }
+  local found_every, found_offset = string.match(found_timing or '', '^every (%d+) (%d+)$')
+  if found_every then
+    s.every, s.offset = safe_integer(found_every, 1, 1000000000000), safe_integer(found_offset, 0, 999999999999)
+  else
+    s.tz, s.cron = string.match(found_timing or '', '^cron (%S+) (.+)$')
+  end
+  local found_rev, found_catch_up, found_priority = string.match(found_options or '',
+    '^(%d+) (%d+) (%d+)$')
+  s.rev = found_rev and safe_integer(found_rev, 1, 1000000000000000)
+  s.catch_up = found_catch_up and safe_integer(found_catch_up, 0, 100)
+  s.priority = found_priority and safe_integer(found_priority, 0, 255)
+  if not (s.every and s.offset and s.offset < math.max(s.every, 1) and s.tz and s.rev and s.catch_up and s.priority
+      and found_payload and found_group ~= '') then
+    return nil, redis.error_reply('BAD_SCHEDULES the schedule ' .. shown(name) .. ' is ' .. shown(found_timing or '')
+      .. ' ' .. shown(found_options or '') .. ', not what set_schedule.lua writes')
+  end
+  return s
+end
+-- The reply row of schedule `name` (as schedule_of read it) whose next run is `run`.
+local function schedule_row(name, config, run)
+  return { name, run, config.every, config.offset, config.cron, config.tz, config.catch_up, config.priority,
+    config.group ~= '' and config.group or false, config.payload }
+end
+-- End of the shared helpers.
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local offset = ARGV[1] == '0' and 0 or tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not offset or offset > 1000000000 then
+  return redis.error_reply('BAD_OFFSET must be an integer from 0 to 1000000000, got ' .. shown(ARGV[1]))
+end
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:schedules, got ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply('BAD_KEYS KEYS[2] must be {<name>}:due with <name> as in schedules, got ' .. shown(due))
+end
+-- End of the generated input checks.
+-- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
+redis.call('HLEN', schedules)
+local members = redis.call('ZRANGE', due, offset, offset + count - 1, 'WITHSCORES')
+local rows = {}
+for i = 1, #members, 2 do
+  local name = members[i]
+  local config, bad = schedule_of(schedules, name)
+  if config == nil then
+    return bad
+  end
+  local run = safe_integer(members[i + 1], 0, 1000000000000000)
+  if not (config and run) then
+    return redis.error_reply('BAD_DUE the run time of schedule ' .. shown(name) .. ' is ' .. shown(members[i + 1])
+      .. (config and '' or ' with no schedule') .. ', not what set_schedule.lua writes')
+  end
+  rows[#rows + 1] = schedule_row(name, config, run)
+end
+return rows
