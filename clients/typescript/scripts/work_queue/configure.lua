@@ -17,7 +17,9 @@
 --- stays in `completed` with its record, when it started and finished and its result
 --- (see `ack.lua`), at most that many and for at most `completed_age` (7 days unless set);
 --- the scripts that end jobs drop the oldest beyond either bound, a few per call, and
---- `take.lua` drops those beyond a lower bound set here, `limit` per call. A new queue
+--- `take.lua` drops those beyond a lower bound set here, `limit` per call. Settings that
+--- keep completed jobs are written in a form that earlier versions' scripts refuse with
+--- BAD_JOBS (upgrade every app first); the others, in the form they read. A new queue
 --- rate starts its ring of start times anew (the old start times stay, at most 1,000,
 --- until a later ring overwrites them or the queue is deleted). A new
 --- metrics window keeps the totals and the slots of the minutes it still covers (each
@@ -189,8 +191,16 @@ local function settings_of(stored)
 end
 -- The settings `s` (as settings_of answers them) in the form configure.lua writes to
 -- #settings: a MessagePack array of the form's number, 3, then the fifteen settings in
--- the order of configure.lua's arguments, which one call unpacks.
+-- the order of configure.lua's arguments, which one call unpacks; while the two settings
+-- of completed jobs are at their defaults, the form 2 of the first thirteen, which the
+-- scripts of earlier versions read too.
 local function packed_settings(s)
+  local defaults = settings_of(false)
+  if s.completed_max == defaults.completed_max and s.completed_age == defaults.completed_age then
+    return cmsgpack.pack({ 2, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
+      s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
+      s.group_turns })
+  end
   return cmsgpack.pack({ 3, s.group_concurrency, s.group_rate, s.group_period, s.queue_concurrency, s.queue_rate,
     s.queue_period, s.dead_max, s.dead_age, s.metrics_minutes, s.events_max, s.result_ttl, s.result_max,
     s.group_turns, s.completed_max, s.completed_age })

@@ -35,18 +35,19 @@ local function shown(s)
   return '"' .. head .. '"'
 end
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
--- queue's stored settings (#settings, read in the same call: see settings_of), and the
--- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
--- error reply when it is not held so. Reads only.
+-- queue's stored settings (#settings, read in the same call: see settings_of), the job's
+-- parent link (its P: field, false for none: see parent_of) and its own options (its o:
+-- field, false for none: see retry_of); nil and a LEASE_LOST error reply when it is not
+-- held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
-    'g:' .. job_id, '#settings', 'P:' .. job_id))
+  local state, held, group, stored, link, options = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id,
+    't:' .. job_id, 'g:' .. job_id, '#settings', 'P:' .. job_id, 'o:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored, link
+  return group, nil, stored, link, options
 end
 -- The log lines job `job_id` keeps, `stored` as log.lua writes them in its l: field: a
 -- MessagePack array of strings, oldest first ({} for none); nil and a BAD_JOBS error reply

@@ -195,18 +195,19 @@ local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, '0', 'ready')
 end
 -- The group of job `job_id` (false for none) when it is held under `job_token`, the
--- queue's stored settings (#settings, read in the same call: see settings_of), and the
--- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
--- error reply when it is not held so. Reads only.
+-- queue's stored settings (#settings, read in the same call: see settings_of), the job's
+-- parent link (its P: field, false for none: see parent_of) and its own options (its o:
+-- field, false for none: see retry_of); nil and a LEASE_LOST error reply when it is not
+-- held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
-    'g:' .. job_id, '#settings', 'P:' .. job_id))
+  local state, held, group, stored, link, options = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id,
+    't:' .. job_id, 'g:' .. job_id, '#settings', 'P:' .. job_id, 'o:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored, link
+  return group, nil, stored, link, options
 end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
@@ -251,7 +252,8 @@ local function forget_job(leased_set, jobs_hash, job_id)
 end
 -- A held job that ended well at `at`, in a queue that keeps completed jobs: out of
 -- `leased_set`, and into `completed_set` (scored by `at`) with its record (state
--- completed, v: its `result` unless empty; no token), unless its own
+-- completed, v: its `result` unless empty, and an empty token, which no caller's token
+-- matches: one write instead of two), unless its own
 -- options (`options`, retry_of's) drop it at once. Whether it was kept; the caller trims
 -- the set.
 local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, result, options)
@@ -260,12 +262,11 @@ local function complete_job(leased_set, completed_set, jobs_hash, job_id, at, re
     return false
   end
   redis.call('ZREM', leased_set, job_id)
-  redis.call('HDEL', jobs_hash, 't:' .. job_id)
   redis.call('ZADD', completed_set, string.format('%d', at), job_id)
   if result ~= '' then
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 'v:' .. job_id, result)
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 't:' .. job_id, '', 'v:' .. job_id, result)
   else
-    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed')
+    redis.call('HSET', jobs_hash, 's:' .. job_id, 'completed', 't:' .. job_id, '')
   end
   return true
 end
@@ -711,8 +712,8 @@ if not paused and not groups_used and not extras_used and group_concurrency == 0
       lean = false
       break
     end
-    local group, bad, _, link = held_group(jobs, id, job_token)
-    local options = keep and not (bad or group or link) and retry_of(id, redis.call('HGET', jobs, 'o:' .. id))
+    local group, bad, _, link, stored_options = held_group(jobs, id, job_token)
+    local options = keep and not (bad or group or link) and retry_of(id, stored_options)
     if options == nil or bad or group or link then
       lean = false
       break
@@ -745,7 +746,7 @@ if not paused and not groups_used and not extras_used and group_concurrency == 0
     for _, id in ipairs(acked) do
       end_acked(id, '', acked_options[id])
     end
-    if keep and #acked > 0 then
+    if cards[completed] > 0 then
       trim_ended(completed, jobs, now, settings.completed_max, settings.completed_age, limit, cards[completed])
     end
     local taken = {}
@@ -836,7 +837,7 @@ for i = 1, #done, 3 do
   if id == '' or done[i + 1] == '' then
     return redis.error_reply('BAD_DONE an id or token of done is empty')
   end
-  local group, bad, _, link = held_group(jobs, id, done[i + 1])
+  local group, bad, _, link, stored_options = held_group(jobs, id, done[i + 1])
   if bad then
     return bad
   end
@@ -845,7 +846,7 @@ for i = 1, #done, 3 do
     return bad
   end
   if keep then
-    options_of[id], bad = retry_of(id, redis.call('HGET', jobs, 'o:' .. id))
+    options_of[id], bad = retry_of(id, stored_options)
     if bad then
       return bad
     end

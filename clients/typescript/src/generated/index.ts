@@ -130,13 +130,13 @@ export { WorkQueue } from "./work_queue.js";
 export const VERSION = "0.1.0";
 
 /** The Redis Functions library of these scripts (`functions.lua`), as Redis names it. */
-export const LIBRARY = "redis_patterns_v0_1_0_3ab2c3d0eb87";
+export const LIBRARY = "redis_patterns_v0_1_0_9410510f431a";
 
 /**
  * The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that agree
  * on it call the same scripts with the same contracts.
  */
-export const MANIFEST_SHA1 = "4df1181a3f22e796c01c449d096ab7cd6713cdf2";
+export const MANIFEST_SHA1 = "dc45849fb543fa200a3829cb3a1a49f3c672e855";
 
 /** Every script, sorted by name. */
 export const SCRIPTS: readonly Script[] = [
