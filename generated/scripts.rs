@@ -10801,11 +10801,11 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "18887404f7155598870d7d93d129be4ec48cbc20",
+        sha1: "297612ad8b50a316346a8e4bd322549793be4f37",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nWith events on (`configure.lua`), a job added appends `added` with its state.\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's. A job that\nsets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as\n`true`) is dropped when it ends so, even while the queue keeps such jobs\n(`configure.lua`); how many and how long are the queue's alone.",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nWith events on (`configure.lua`), a job added appends `added` with its state, and a\ndelayed one then `delayed` with when it is due (ms, server clock).\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's. A job that\nsets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as\n`true`) is dropped when it ends so, even while the queue keeps such jobs\n(`configure.lua`); how many and how long are the queue's alone.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -10872,7 +10872,8 @@ pub mod work_queue {
     #[doc = " (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range"]
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
-    #[doc = " With events on (`configure.lua`), a job added appends `added` with its state."]
+    #[doc = " With events on (`configure.lua`), a job added appends `added` with its state, and a"]
+    #[doc = " delayed one then `delayed` with when it is due (ms, server clock)."]
     #[doc = " A job can carry retry options of its own, kept in `jobs` (o:\\<id>) and read by"]
     #[doc = " `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most"]
     #[doc = " deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with"]
@@ -10884,7 +10885,7 @@ pub mod work_queue {
     #[doc = " `true`) is dropped when it ends so, even while the queue keeps such jobs"]
     #[doc = " (`configure.lua`); how many and how long are the queue's alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `18887404f7155598870d7d93d129be4ec48cbc20`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `297612ad8b50a316346a8e4bd322549793be4f37`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10938,11 +10939,11 @@ pub mod work_queue {
     pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
         name: "work_queue/add_deduplicated",
         path: "scripts/work_queue/add_deduplicated.lua",
-        sha1: "c93534222d7886fa3368b12d4584dd6ef0c2d8c2",
+        sha1: "8ef78386199ed8ea455f63978e7e981b40b43682",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
         flags: &[],
         summary: "Adds a job unless one was added under the same deduplication id within its window.",
-        description: "Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and\n`replace` (debounce). The first call of a deduplication id `dedup` adds the job as\n`add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring\nwith the window). A call within the window adds nothing: with `extend` the window starts\nagain from this call; with `replace` the payload of the window's job becomes this call's,\nwhile that job waits (waiting, parked or delayed: a delayed one is then due `delay`\nafter this call, when `delay` is not 0), so the newest payload wins. The window ends\nwith its time, whatever became of its job; an id already in the queue is refused as\n`add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them\nneed no window: `add.lua` refuses an id while its job is in the queue. With events on,\na job added appends `added` with its state.",
+        description: "Beyond the books: BullMQ's deduplication with a `ttl` (throttle), `extend` and\n`replace` (debounce). The first call of a deduplication id `dedup` adds the job as\n`add.lua` does and opens a window of `ttl`, kept in `window` (the job's id, expiring\nwith the window). A call within the window adds nothing: with `extend` the window starts\nagain from this call; with `replace` the payload of the window's job becomes this call's,\nwhile that job waits (waiting, parked or delayed: a delayed one is then due `delay`\nafter this call, when `delay` is not 0), so the newest payload wins. The window ends\nwith its time, whatever became of its job; an id already in the queue is refused as\n`add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them\nneed no window: `add.lua` refuses an id while its job is in the queue. With events on,\na job added appends `added` with its state, and `delayed` with when it is due (ms,\nserver clock) when it is delayed or a replace moved its due time.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11019,9 +11020,10 @@ pub mod work_queue {
     #[doc = " with its time, whatever became of its job; an id already in the queue is refused as"]
     #[doc = " `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them"]
     #[doc = " need no window: `add.lua` refuses an id while its job is in the queue. With events on,"]
-    #[doc = " a job added appends `added` with its state."]
+    #[doc = " a job added appends `added` with its state, and `delayed` with when it is due (ms,"]
+    #[doc = " server clock) when it is delayed or a replace moved its due time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `c93534222d7886fa3368b12d4584dd6ef0c2d8c2`)."]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `8ef78386199ed8ea455f63978e7e981b40b43682`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11084,7 +11086,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "155169f717c837b8a38f3955498d41ffe6788630",
+        sha1: "06b9411e548371c4e5b64049ae5372603b1b4cee",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -11137,7 +11139,7 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `155169f717c837b8a38f3955498d41ffe6788630`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `06b9411e548371c4e5b64049ae5372603b1b4cee`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11778,7 +11780,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "a1514e5f2e92e3df91fee9ecd284eadcc031f594",
+        sha1: "904934ba228957235cb56ca39dd9e5192d141b0e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11838,7 +11840,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `a1514e5f2e92e3df91fee9ecd284eadcc031f594`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `904934ba228957235cb56ca39dd9e5192d141b0e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12253,11 +12255,11 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "a84c23dc74f6c32cf772705a16d14d0929f4a8fa",
+        sha1: "ac7ded08ec472419e3e1162067d29c448bfa85a4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). A job added with retry options of\nits own (see `add.lua`) is retried by them instead: its attempts replace\n`max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent\n(see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going\nto `dead` (the reply still says 'dead').",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). A job added with retry options of\nits own (see `add.lua`) is retried by them instead: its attempts replace\n`max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried, then `delayed` with when it is due when it waits out a delay) or `dead`, with\n`reason` as `error`. A flow's child that dies tells its parent\n(see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going\nto `dead` (the reply still says 'dead').",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12309,11 +12311,12 @@ pub mod work_queue {
     #[doc = " `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's"]
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be"]
-    #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
+    #[doc = " retried, then `delayed` with when it is due when it waits out a delay) or `dead`, with"]
+    #[doc = " `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going"]
     #[doc = " to `dead` (the reply still says 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `a84c23dc74f6c32cf772705a16d14d0929f4a8fa`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `ac7ded08ec472419e3e1162067d29c448bfa85a4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]

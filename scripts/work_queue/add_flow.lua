@@ -204,7 +204,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
   redis.call('HSET', jobs_hash, unpack(fields))
-  return { 1, state }
+  return { 1, state }, nil, ready
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -56,6 +56,10 @@ pub enum EventKind {
     /// Added ([`add`](WorkQueue::add), [`add_deduplicated`](WorkQueue::add_deduplicated)),
     /// with its state (`waiting`, `delayed` or `parked`) as the detail.
     Added,
+    /// Waiting out a delay, with when it is due (ms, server clock) as the detail: added
+    /// with a delay, retried after a backoff (after its [`Failed`](Self::Failed)), or moved
+    /// by a debounce window's replace.
+    Delayed,
     /// Ready to be taken: a delayed job come due, or a flow's parent whose children ended.
     Waiting,
     /// Taken by a worker, with its delivery count (`1` the first time) as the detail.
@@ -80,6 +84,7 @@ impl EventKind {
     pub fn as_str(self) -> &'static str {
         match self {
             EventKind::Added => "added",
+            EventKind::Delayed => "delayed",
             EventKind::Waiting => "waiting",
             EventKind::Active => "active",
             EventKind::Stalled => "stalled",
@@ -94,6 +99,7 @@ impl EventKind {
     fn parse(name: &str) -> Result<Self> {
         Ok(match name {
             "added" => EventKind::Added,
+            "delayed" => EventKind::Delayed,
             "waiting" => EventKind::Waiting,
             "active" => EventKind::Active,
             "stalled" => EventKind::Stalled,
@@ -117,7 +123,8 @@ pub struct Event {
     /// The job's id.
     pub job: String,
     /// The error of a `Failed`, `Stalled` or `Dead` event, the report of a `Progress` one,
-    /// the state of an `Added` one, the delivery of an `Active` one; empty otherwise.
+    /// the state of an `Added` one, the due time of a `Delayed` one, the delivery of an
+    /// `Active` one; empty otherwise.
     pub detail: Vec<u8>,
 }
 

@@ -297,6 +297,7 @@ fn events_follow_a_job_from_its_add() {
     let event = |kind, job: &str, detail: &str| (kind, job.to_owned(), detail.to_owned());
 
     queue.add("now", "x").run(&mut con).unwrap();
+    let before = harness::server_ms(&mut con);
     queue
         .add_with(
             "later",
@@ -305,8 +306,15 @@ fn events_follow_a_job_from_its_add() {
         )
         .run(&mut con)
         .unwrap();
+    let after = harness::server_ms(&mut con);
+    let mut added = read(&mut con);
+    // A delayed job's `delayed` names when it is due: 30 ms after its add.
+    let (kind, job, due) = added.pop().unwrap();
+    assert_eq!((kind, job.as_str()), (EventKind::Delayed, "later"));
+    let due: u64 = due.parse().unwrap();
+    assert!((before + 30..=after + 30).contains(&due), "due at {due}");
     assert_eq!(
-        read(&mut con),
+        added,
         [
             event(EventKind::Added, "now", "waiting"),
             event(EventKind::Added, "later", "delayed"),

@@ -22,7 +22,18 @@ import { MAX_BLOCK_MS, borrowBlocking, giveBack } from "./wait.js";
 export const MAX_EVENTS_READ = Number(EVENTS.param("count").high ?? 1n);
 
 /** What happened to a job, as the queue's scripts write it (see `EventKind`). */
-export const EVENT_KINDS = ["added", "waiting", "active", "stalled", "completed", "failed", "dead", "retried", "progress"] as const;
+export const EVENT_KINDS = [
+  "added",
+  "delayed",
+  "waiting",
+  "active",
+  "stalled",
+  "completed",
+  "failed",
+  "dead",
+  "retried",
+  "progress",
+] as const;
 
 /**
  * What happened to a job: `added` (its detail the state it was added in: `waiting`,

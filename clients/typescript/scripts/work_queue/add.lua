@@ -11,7 +11,8 @@
 --- (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
 --- of `parked` instead (a job without a group in the range of group '') and its group, unless
 --- it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
---- With events on (`configure.lua`), a job added appends `added` with its state.
+--- With events on (`configure.lua`), a job added appends `added` with its state, and a
+--- delayed one then `delayed` with when it is due (ms, server clock).
 --- A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
 --- `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
 --- deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -269,7 +270,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
   redis.call('HSET', jobs_hash, unpack(fields))
-  return { 1, state }
+  return { 1, state }, nil, ready
 end
 -- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
 -- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
@@ -415,8 +416,8 @@ if turn == nil then
   return bad_turn
 end
 local retry = retry_text(attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
-local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings, retry,
-  lifo)
+local added, bad, due = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings,
+  retry, lifo)
 if not added then
   return bad
 end
@@ -426,5 +427,8 @@ if added[1] == 1 then
     added[2] = 'parked'
   end
   emit(events, settings.events_max, 'added', id, 'state', added[2])
+  if added[2] == 'delayed' then
+    emit(events, settings.events_max, 'delayed', id, 'due', string.format('%d', due))
+  end
 end
 return added

@@ -10,7 +10,8 @@
 --- with its time, whatever became of its job; an id already in the queue is refused as
 --- `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
 --- need no window: `add.lua` refuses an id while its job is in the queue. With events on,
---- a job added appends `added` with its state.
+--- a job added appends `added` with its state, and `delayed` with when it is due (ms,
+--- server clock) when it is delayed or a replace moved its due time.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs, all at score 0 (see take.lua)
@@ -270,7 +271,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
   redis.call('HSET', jobs_hash, unpack(fields))
-  return { 1, state }
+  return { 1, state }, nil, ready
 end
 -- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
 -- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
@@ -449,6 +450,7 @@ if holder then
       local time = redis.call('TIME')
       local due = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
       redis.call('ZADD', delayed, 'XX', string.format('%d', due), holder)
+      emit(events, settings.events_max, 'delayed', holder, 'due', string.format('%d', due))
     end
   end
   if extend then
@@ -457,8 +459,8 @@ if holder then
   return { outcome, holder, state or false }
 end
 local retry = retry_text(attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
-local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings, retry,
-  lifo)
+local added, bad, due = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings,
+  retry, lifo)
 if not added then
   return bad
 end
@@ -471,4 +473,7 @@ if turn and added[2] == 'waiting' then
 end
 redis.call('SET', window, id, 'PX', string.format('%d', ttl))
 emit(events, settings.events_max, 'added', id, 'state', added[2])
+if added[2] == 'delayed' then
+  emit(events, settings.events_max, 'delayed', id, 'due', string.format('%d', due))
+end
 return { 'added', id, added[2] }

@@ -223,7 +223,7 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
   redis.call('HSET', jobs_hash, unpack(fields))
-  return { 1, state }
+  return { 1, state }, nil, ready
 end
 -- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
 -- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,

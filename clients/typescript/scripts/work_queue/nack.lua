@@ -11,7 +11,8 @@
 --- `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's
 --- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
 --- `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
---- retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
+--- retried, then `delayed` with when it is due when it waits out a delay) or `dead`, with
+--- `reason` as `error`. A flow's child that dies tells its parent
 --- (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
 --- to `dead` (the reply still says 'dead').
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
@@ -558,6 +559,7 @@ emit(events, settings.events_max, 'failed', id, 'error', reason)
 if delay > 0 then
   redis.call('ZADD', delayed, now + delay, id)
   redis.call('HSET', jobs, 's:' .. id, 'delayed')
+  emit(events, settings.events_max, 'delayed', id, 'due', string.format('%d', now + delay))
   return { 'delayed', now + delay }
 end
 redis.call('ZADD', waiting, rank, id)

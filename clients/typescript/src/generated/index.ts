@@ -130,13 +130,13 @@ export { WorkQueue } from "./work_queue.js";
 export const VERSION = "0.1.0";
 
 /** The Redis Functions library of these scripts (`functions.lua`), as Redis names it. */
-export const LIBRARY = "redis_patterns_v0_1_0_9410510f431a";
+export const LIBRARY = "redis_patterns_v0_1_0_2bcc29cf22db";
 
 /**
  * The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that agree
  * on it call the same scripts with the same contracts.
  */
-export const MANIFEST_SHA1 = "dc45849fb543fa200a3829cb3a1a49f3c672e855";
+export const MANIFEST_SHA1 = "059bcd10bc73d15fc5aa09682ffe0135a471e7e1";
 
 /** Every script, sorted by name. */
 export const SCRIPTS: readonly Script[] = [

@@ -77,7 +77,7 @@ export const ACK = new rt.Script({
   name: "work_queue/ack",
   path: "scripts/work_queue/ack.lua",
   sha1: "8b75adf5f937d39366db579f91d56d88a1f75575",
-  function: "rp_v0_1_0_9410510f431a__work_queue__ack",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__ack",
   readOnly: false,
   keys: [10, 10],
   keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed"],
@@ -189,8 +189,8 @@ export function ack(
 export const ADD = new rt.Script({
   name: "work_queue/add",
   path: "scripts/work_queue/add.lua",
-  sha1: "18887404f7155598870d7d93d129be4ec48cbc20",
-  function: "rp_v0_1_0_9410510f431a__work_queue__add",
+  sha1: "297612ad8b50a316346a8e4bd322549793be4f37",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__add",
   readOnly: false,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns"],
@@ -228,7 +228,8 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  * (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
  * of `parked` instead (a job without a group in the range of group '') and its group, unless
  * it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
- * With events on (`configure.lua`), a job added appends `added` with its state.
+ * With events on (`configure.lua`), a job added appends `added` with its state, and a
+ * delayed one then `delayed` with when it is due (ms, server clock).
  * A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
  * `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
  * deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -337,8 +338,8 @@ export function add(
 export const ADD_DEDUPLICATED = new rt.Script({
   name: "work_queue/add_deduplicated",
   path: "scripts/work_queue/add_deduplicated.lua",
-  sha1: "c93534222d7886fa3368b12d4584dd6ef0c2d8c2",
-  function: "rp_v0_1_0_9410510f431a__work_queue__add_deduplicated",
+  sha1: "8ef78386199ed8ea455f63978e7e981b40b43682",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__add_deduplicated",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"],
@@ -379,7 +380,8 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  * with its time, whatever became of its job; an id already in the queue is refused as
  * `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
  * need no window: `add.lua` refuses an id while its job is in the queue. With events on,
- * a job added appends `added` with its state.
+ * a job added appends `added` with its state, and `delayed` with when it is due (ms,
+ * server clock) when it is delayed or a replace moved its due time.
  *
  * Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
  *
@@ -495,8 +497,8 @@ export function addDeduplicated(
 export const ADD_FLOW = new rt.Script({
   name: "work_queue/add_flow",
   path: "scripts/work_queue/add_flow.lua",
-  sha1: "155169f717c837b8a38f3955498d41ffe6788630",
-  function: "rp_v0_1_0_9410510f431a__work_queue__add_flow",
+  sha1: "06b9411e548371c4e5b64049ae5372603b1b4cee",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__add_flow",
   readOnly: false,
   keys: [4, 4],
   keyNames: ["waiting", "delayed", "jobs", "signal"],
@@ -594,7 +596,7 @@ export const CLEAN = new rt.Script({
   name: "work_queue/clean",
   path: "scripts/work_queue/clean.lua",
   sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-  function: "rp_v0_1_0_9410510f431a__work_queue__clean",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__clean",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
@@ -682,7 +684,7 @@ export const CONFIGURE = new rt.Script({
   name: "work_queue/configure",
   path: "scripts/work_queue/configure.lua",
   sha1: "5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-  function: "rp_v0_1_0_9410510f431a__work_queue__configure",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__configure",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["parked", "jobs", "wake", "signal", "events"],
@@ -854,7 +856,7 @@ export const COUNTS = new rt.Script({
   name: "work_queue/counts",
   path: "scripts/work_queue/counts.lua",
   sha1: "2b9dbdee076475f6723c37906359dfa5c8a60b00",
-  function: "rp_v0_1_0_9410510f431a__work_queue__counts",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__counts",
   readOnly: true,
   keys: [6, 6],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "completed"],
@@ -921,7 +923,7 @@ export const DELETE_QUEUE = new rt.Script({
   name: "work_queue/delete_queue",
   path: "scripts/work_queue/delete_queue.lua",
   sha1: "4f1061c260d740004f35182b34ef076ed78314b3",
-  function: "rp_v0_1_0_9410510f431a__work_queue__delete_queue",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__delete_queue",
   readOnly: false,
   keys: [15, 15],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"],
@@ -1029,7 +1031,7 @@ export const DUE = new rt.Script({
   name: "work_queue/due",
   path: "scripts/work_queue/due.lua",
   sha1: "0ee986ba1a429fc70d0ac4717710876d375007fd",
-  function: "rp_v0_1_0_9410510f431a__work_queue__due",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__due",
   readOnly: true,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -1104,7 +1106,7 @@ export const EVENTS = new rt.Script({
   name: "work_queue/events",
   path: "scripts/work_queue/events.lua",
   sha1: "2f38cc490f67e7d48e458930f79e1bbe45b11444",
-  function: "rp_v0_1_0_9410510f431a__work_queue__events",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__events",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["events"],
@@ -1182,7 +1184,7 @@ export const EXTEND = new rt.Script({
   name: "work_queue/extend",
   path: "scripts/work_queue/extend.lua",
   sha1: "846f294460e470cc36a5d8642dc260ec6f7c1c40",
-  function: "rp_v0_1_0_9410510f431a__work_queue__extend",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__extend",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["leased", "jobs"],
@@ -1252,8 +1254,8 @@ export function extend(
 export const FIRE = new rt.Script({
   name: "work_queue/fire",
   path: "scripts/work_queue/fire.lua",
-  sha1: "a1514e5f2e92e3df91fee9ecd284eadcc031f594",
-  function: "rp_v0_1_0_9410510f431a__work_queue__fire",
+  sha1: "904934ba228957235cb56ca39dd9e5192d141b0e",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__fire",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"],
@@ -1366,7 +1368,7 @@ export const JOB = new rt.Script({
   name: "work_queue/job",
   path: "scripts/work_queue/job.lua",
   sha1: "e05c8eef68b5791e2bbdf30727378a659515e1bc",
-  function: "rp_v0_1_0_9410510f431a__work_queue__job",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__job",
   readOnly: true,
   keys: [5, 5],
   keyNames: ["delayed", "leased", "dead", "jobs", "completed"],
@@ -1448,7 +1450,7 @@ export const LIST = new rt.Script({
   name: "work_queue/list",
   path: "scripts/work_queue/list.lua",
   sha1: "411f5fcc2ea73108a2464f563c5c677a062b7d63",
-  function: "rp_v0_1_0_9410510f431a__work_queue__list",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__list",
   readOnly: true,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "completed"],
@@ -1539,7 +1541,7 @@ export const LOG = new rt.Script({
   name: "work_queue/log",
   path: "scripts/work_queue/log.lua",
   sha1: "668f233028d2c7daa0971cebe8f2261b5050d0a9",
-  function: "rp_v0_1_0_9410510f431a__work_queue__log",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__log",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1614,7 +1616,7 @@ export const LOGS = new rt.Script({
   name: "work_queue/logs",
   path: "scripts/work_queue/logs.lua",
   sha1: "b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-  function: "rp_v0_1_0_9410510f431a__work_queue__logs",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__logs",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1682,7 +1684,7 @@ export const METRICS = new rt.Script({
   name: "work_queue/metrics",
   path: "scripts/work_queue/metrics.lua",
   sha1: "1ee934ab3f8e98ca4099a5a98265645846e085e4",
-  function: "rp_v0_1_0_9410510f431a__work_queue__metrics",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__metrics",
   readOnly: true,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed"],
@@ -1777,8 +1779,8 @@ export function metrics(
 export const NACK = new rt.Script({
   name: "work_queue/nack",
   path: "scripts/work_queue/nack.lua",
-  sha1: "a84c23dc74f6c32cf772705a16d14d0929f4a8fa",
-  function: "rp_v0_1_0_9410510f431a__work_queue__nack",
+  sha1: "ac7ded08ec472419e3e1162067d29c448bfa85a4",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__nack",
   readOnly: false,
   keys: [9, 9],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"],
@@ -1809,7 +1811,8 @@ const NACK_REPLY: rt.Decode<[string, number]> = rt.tupleOf(rt.STR, rt.INT);
  * `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's
  * metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
  * `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
- * retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
+ * retried, then `delayed` with when it is due when it waits out a delay) or `dead`, with
+ * `reason` as `error`. A flow's child that dies tells its parent
  * (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
  * to `dead` (the reply still says 'dead').
  *
@@ -1895,7 +1898,7 @@ export const PAUSE = new rt.Script({
   name: "work_queue/pause",
   path: "scripts/work_queue/pause.lua",
   sha1: "49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-  function: "rp_v0_1_0_9410510f431a__work_queue__pause",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__pause",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1947,7 +1950,7 @@ export const PAUSED = new rt.Script({
   name: "work_queue/paused",
   path: "scripts/work_queue/paused.lua",
   sha1: "8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-  function: "rp_v0_1_0_9410510f431a__work_queue__paused",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__paused",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1997,7 +2000,7 @@ export const PROGRESS = new rt.Script({
   name: "work_queue/progress",
   path: "scripts/work_queue/progress.lua",
   sha1: "b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-  function: "rp_v0_1_0_9410510f431a__work_queue__progress",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__progress",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "events"],
@@ -2069,7 +2072,7 @@ export const RATE_LIMIT_GROUP = new rt.Script({
   name: "work_queue/rate_limit_group",
   path: "scripts/work_queue/rate_limit_group.lua",
   sha1: "7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-  function: "rp_v0_1_0_9410510f431a__work_queue__rate_limit_group",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__rate_limit_group",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["leased", "parked", "jobs", "groups", "wake", "idle"],
@@ -2158,7 +2161,7 @@ export const REMOVE = new rt.Script({
   name: "work_queue/remove",
   path: "scripts/work_queue/remove.lua",
   sha1: "a693031883a71b9e6325c884a3535bb540453850",
-  function: "rp_v0_1_0_9410510f431a__work_queue__remove",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__remove",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
@@ -2231,7 +2234,7 @@ export const REMOVE_SCHEDULE = new rt.Script({
   name: "work_queue/remove_schedule",
   path: "scripts/work_queue/remove_schedule.lua",
   sha1: "68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-  function: "rp_v0_1_0_9410510f431a__work_queue__remove_schedule",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__remove_schedule",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2286,7 +2289,7 @@ export const REQUEUE = new rt.Script({
   name: "work_queue/requeue",
   path: "scripts/work_queue/requeue.lua",
   sha1: "9fe634bd87d7c540314b46da09c3e24db758b264",
-  function: "rp_v0_1_0_9410510f431a__work_queue__requeue",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__requeue",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2357,7 +2360,7 @@ export const RESULT = new rt.Script({
   name: "work_queue/result",
   path: "scripts/work_queue/result.lua",
   sha1: "668de221f1ab873f793684017c2192771a08435d",
-  function: "rp_v0_1_0_9410510f431a__work_queue__result",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__result",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["results", "kept"],
@@ -2416,7 +2419,7 @@ export const RESUME = new rt.Script({
   name: "work_queue/resume",
   path: "scripts/work_queue/resume.lua",
   sha1: "0fbc259cdc611b7629f594221ae7b54c930eba5c",
-  function: "rp_v0_1_0_9410510f431a__work_queue__resume",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__resume",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "signal"],
@@ -2469,7 +2472,7 @@ export const RETRY_DEAD = new rt.Script({
   name: "work_queue/retry_dead",
   path: "scripts/work_queue/retry_dead.lua",
   sha1: "850a48c90a6a6658b91c327d5bdadbf184314092",
-  function: "rp_v0_1_0_9410510f431a__work_queue__retry_dead",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__retry_dead",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2539,7 +2542,7 @@ export const SCHEDULE = new rt.Script({
   name: "work_queue/schedule",
   path: "scripts/work_queue/schedule.lua",
   sha1: "126bbc57cd53c10688d0c83421f660acce2f4609",
-  function: "rp_v0_1_0_9410510f431a__work_queue__schedule",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__schedule",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2602,7 +2605,7 @@ export const SCHEDULES = new rt.Script({
   name: "work_queue/schedules",
   path: "scripts/work_queue/schedules.lua",
   sha1: "e5ea8a34ec38d86b666d4dc7102092261597493c",
-  function: "rp_v0_1_0_9410510f431a__work_queue__schedules",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__schedules",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2671,7 +2674,7 @@ export const SET_DELAY = new rt.Script({
   name: "work_queue/set_delay",
   path: "scripts/work_queue/set_delay.lua",
   sha1: "c8f28f91437222793b228ebf6235b5c363b87be3",
-  function: "rp_v0_1_0_9410510f431a__work_queue__set_delay",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__set_delay",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal"],
@@ -2751,7 +2754,7 @@ export const SET_PRIORITY = new rt.Script({
   name: "work_queue/set_priority",
   path: "scripts/work_queue/set_priority.lua",
   sha1: "4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-  function: "rp_v0_1_0_9410510f431a__work_queue__set_priority",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__set_priority",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["waiting", "parked", "jobs"],
@@ -2822,7 +2825,7 @@ export const SET_SCHEDULE = new rt.Script({
   name: "work_queue/set_schedule",
   path: "scripts/work_queue/set_schedule.lua",
   sha1: "4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-  function: "rp_v0_1_0_9410510f431a__work_queue__set_schedule",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__set_schedule",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -2944,7 +2947,7 @@ export const SETTINGS = new rt.Script({
   name: "work_queue/settings",
   path: "scripts/work_queue/settings.lua",
   sha1: "784a893c16a7b8524f34d72e12f9a9608a7135b1",
-  function: "rp_v0_1_0_9410510f431a__work_queue__settings",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__settings",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -2998,7 +3001,7 @@ export const TAKE = new rt.Script({
   name: "work_queue/take",
   path: "scripts/work_queue/take.lua",
   sha1: "6d72f83cff4af0deeef4a0ff1af1112b0895eab6",
-  function: "rp_v0_1_0_9410510f431a__work_queue__take",
+  function: "rp_v0_1_0_2bcc29cf22db__work_queue__take",
   readOnly: false,
   keys: [15, 15],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"],
@@ -3304,7 +3307,8 @@ export class WorkQueue {
    * (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
    * of `parked` instead (a job without a group in the range of group '') and its group, unless
    * it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
-   * With events on (`configure.lua`), a job added appends `added` with its state.
+   * With events on (`configure.lua`), a job added appends `added` with its state, and a
+   * delayed one then `delayed` with when it is due (ms, server clock).
    * A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
    * `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
    * deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -3414,7 +3418,8 @@ export class WorkQueue {
    * with its time, whatever became of its job; an id already in the queue is refused as
    * `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
    * need no window: `add.lua` refuses an id while its job is in the queue. With events on,
-   * a job added appends `added` with its state.
+   * a job added appends `added` with its state, and `delayed` with when it is due (ms,
+   * server clock) when it is delayed or a replace moved its due time.
    *
    * Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
    *
@@ -4486,7 +4491,8 @@ export class WorkQueue {
    * queue's
    * metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
    * `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
-   * retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
+   * retried, then `delayed` with when it is due when it waits out a delay) or `dead`, with
+   * `reason` as `error`. A flow's child that dies tells its parent
    * (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
    * to `dead` (the reply still says 'dead').
    *

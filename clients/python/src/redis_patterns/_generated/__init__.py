@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_9410510f431a"
+LIBRARY = "redis_patterns_v0_1_0_2bcc29cf22db"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "dc45849fb543fa200a3829cb3a1a49f3c672e855"
+MANIFEST_SHA1 = "059bcd10bc73d15fc5aa09682ffe0135a471e7e1"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

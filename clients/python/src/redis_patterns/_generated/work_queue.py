@@ -149,7 +149,7 @@ ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
     sha1="8b75adf5f937d39366db579f91d56d88a1f75575",
-    function="rp_v0_1_0_9410510f431a__work_queue__ack",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__ack",
     read_only=False,
     keys=(10, 10),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed"),
@@ -261,8 +261,8 @@ def ack(
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="18887404f7155598870d7d93d129be4ec48cbc20",
-    function="rp_v0_1_0_9410510f431a__work_queue__add",
+    sha1="297612ad8b50a316346a8e4bd322549793be4f37",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__add",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns"),
@@ -324,7 +324,8 @@ def add(
     (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
     of `parked` instead (a job without a group in the range of group '') and its group, unless
     it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
-    With events on (`configure.lua`), a job added appends `added` with its state.
+    With events on (`configure.lua`), a job added appends `added` with its state, and a
+    delayed one then `delayed` with when it is due (ms, server clock).
     A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
     `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
     deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -407,8 +408,8 @@ def add(
 ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
-    sha1="c93534222d7886fa3368b12d4584dd6ef0c2d8c2",
-    function="rp_v0_1_0_9410510f431a__work_queue__add_deduplicated",
+    sha1="8ef78386199ed8ea455f63978e7e981b40b43682",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__add_deduplicated",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"),
@@ -479,7 +480,8 @@ def add_deduplicated(
     with its time, whatever became of its job; an id already in the queue is refused as
     `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
     need no window: `add.lua` refuses an id while its job is in the queue. With events on,
-    a job added appends `added` with its state.
+    a job added appends `added` with its state, and `delayed` with when it is due (ms,
+    server clock) when it is delayed or a replace moved its due time.
 
     Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
 
@@ -564,8 +566,8 @@ def add_deduplicated(
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="155169f717c837b8a38f3955498d41ffe6788630",
-    function="rp_v0_1_0_9410510f431a__work_queue__add_flow",
+    sha1="06b9411e548371c4e5b64049ae5372603b1b4cee",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
     key_names=("waiting", "delayed", "jobs", "signal"),
@@ -663,7 +665,7 @@ CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
     sha1="4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-    function="rp_v0_1_0_9410510f431a__work_queue__clean",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__clean",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
@@ -751,7 +753,7 @@ CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
     sha1="5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-    function="rp_v0_1_0_9410510f431a__work_queue__configure",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -923,7 +925,7 @@ COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
     sha1="2b9dbdee076475f6723c37906359dfa5c8a60b00",
-    function="rp_v0_1_0_9410510f431a__work_queue__counts",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__counts",
     read_only=True,
     keys=(6, 6),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "completed"),
@@ -988,7 +990,7 @@ DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
     sha1="4f1061c260d740004f35182b34ef076ed78314b3",
-    function="rp_v0_1_0_9410510f431a__work_queue__delete_queue",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__delete_queue",
     read_only=False,
     keys=(15, 15),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
@@ -1096,7 +1098,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_9410510f431a__work_queue__due",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1170,7 +1172,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="2f38cc490f67e7d48e458930f79e1bbe45b11444",
-    function="rp_v0_1_0_9410510f431a__work_queue__events",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1248,7 +1250,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_9410510f431a__work_queue__extend",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1310,8 +1312,8 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="a1514e5f2e92e3df91fee9ecd284eadcc031f594",
-    function="rp_v0_1_0_9410510f431a__work_queue__fire",
+    sha1="904934ba228957235cb56ca39dd9e5192d141b0e",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1423,7 +1425,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="e05c8eef68b5791e2bbdf30727378a659515e1bc",
-    function="rp_v0_1_0_9410510f431a__work_queue__job",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__job",
     read_only=True,
     keys=(5, 5),
     key_names=("delayed", "leased", "dead", "jobs", "completed"),
@@ -1505,7 +1507,7 @@ LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
     sha1="411f5fcc2ea73108a2464f563c5c677a062b7d63",
-    function="rp_v0_1_0_9410510f431a__work_queue__list",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__list",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "completed"),
@@ -1595,7 +1597,7 @@ LOG = _rt.Script(
     "work_queue/log",
     path="scripts/work_queue/log.lua",
     sha1="668f233028d2c7daa0971cebe8f2261b5050d0a9",
-    function="rp_v0_1_0_9410510f431a__work_queue__log",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__log",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1663,7 +1665,7 @@ LOGS = _rt.Script(
     "work_queue/logs",
     path="scripts/work_queue/logs.lua",
     sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-    function="rp_v0_1_0_9410510f431a__work_queue__logs",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__logs",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1724,7 +1726,7 @@ METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
     sha1="1ee934ab3f8e98ca4099a5a98265645846e085e4",
-    function="rp_v0_1_0_9410510f431a__work_queue__metrics",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__metrics",
     read_only=True,
     keys=(8, 8),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed"),
@@ -1818,8 +1820,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="a84c23dc74f6c32cf772705a16d14d0929f4a8fa",
-    function="rp_v0_1_0_9410510f431a__work_queue__nack",
+    sha1="ac7ded08ec472419e3e1162067d29c448bfa85a4",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__nack",
     read_only=False,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
@@ -1870,7 +1872,8 @@ def nack(
     `max_deliveries` (but for 1) and its backoff replaces `delay`. The failure counts in the queue's
     metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
     `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
-    retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
+    retried, then `delayed` with when it is due when it waits out a delay) or `dead`, with
+    `reason` as `error`. A flow's child that dies tells its parent
     (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
     to `dead` (the reply still says 'dead').
 
@@ -1935,7 +1938,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_9410510f431a__work_queue__pause",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1987,7 +1990,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_9410510f431a__work_queue__paused",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2035,7 +2038,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-    function="rp_v0_1_0_9410510f431a__work_queue__progress",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -2106,7 +2109,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-    function="rp_v0_1_0_9410510f431a__work_queue__rate_limit_group",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -2194,7 +2197,7 @@ REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
     sha1="a693031883a71b9e6325c884a3535bb540453850",
-    function="rp_v0_1_0_9410510f431a__work_queue__remove",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__remove",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
@@ -2267,7 +2270,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_9410510f431a__work_queue__remove_schedule",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2320,7 +2323,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="9fe634bd87d7c540314b46da09c3e24db758b264",
-    function="rp_v0_1_0_9410510f431a__work_queue__requeue",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2391,7 +2394,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_9410510f431a__work_queue__result",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2448,7 +2451,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_9410510f431a__work_queue__resume",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2500,7 +2503,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="850a48c90a6a6658b91c327d5bdadbf184314092",
-    function="rp_v0_1_0_9410510f431a__work_queue__retry_dead",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2570,7 +2573,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_9410510f431a__work_queue__schedule",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2632,7 +2635,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="e5ea8a34ec38d86b666d4dc7102092261597493c",
-    function="rp_v0_1_0_9410510f431a__work_queue__schedules",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2699,7 +2702,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
-    function="rp_v0_1_0_9410510f431a__work_queue__set_delay",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2778,7 +2781,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-    function="rp_v0_1_0_9410510f431a__work_queue__set_priority",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2848,7 +2851,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-    function="rp_v0_1_0_9410510f431a__work_queue__set_schedule",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2970,7 +2973,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="784a893c16a7b8524f34d72e12f9a9608a7135b1",
-    function="rp_v0_1_0_9410510f431a__work_queue__settings",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -3023,7 +3026,7 @@ TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
     sha1="6d72f83cff4af0deeef4a0ff1af1112b0895eab6",
-    function="rp_v0_1_0_9410510f431a__work_queue__take",
+    function="rp_v0_1_0_2bcc29cf22db__work_queue__take",
     read_only=False,
     keys=(15, 15),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
@@ -3352,7 +3355,8 @@ class WorkQueue:
         (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
         of `parked` instead (a job without a group in the range of group '') and its group, unless
         it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
-        With events on (`configure.lua`), a job added appends `added` with its state.
+        With events on (`configure.lua`), a job added appends `added` with its state, and a
+        delayed one then `delayed` with when it is due (ms, server clock).
         A job can carry retry options of its own, kept in `jobs` (o:<id>) and read by
         `nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most
         deliveries) replace the caller's `max_deliveries` (except a `nack.lua` with
@@ -3475,7 +3479,8 @@ class WorkQueue:
         with its time, whatever became of its job; an id already in the queue is refused as
         `add.lua` refuses it, and opens no window. Jobs whose id alone should deduplicate them
         need no window: `add.lua` refuses an id while its job is in the queue. With events on,
-        a job added appends `added` with its state.
+        a job added appends `added` with its state, and `delayed` with when it is due (ms,
+        server clock) when it is delayed or a replace moved its due time.
 
         Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`).
 
@@ -4566,7 +4571,8 @@ class WorkQueue:
         queue's
         metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
         `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
-        retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
+        retried, then `delayed` with when it is due when it waits out a delay) or `dead`, with
+        `reason` as `error`. A flow's child that dies tells its parent
         (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going
         to `dead` (the reply still says 'dead').
 
