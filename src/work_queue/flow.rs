@@ -77,7 +77,8 @@ impl WorkQueue {
     /// the child's [`OnChildFailure`]. When the parent's id is in the queue already,
     /// nothing is added (as [`add`](Self::add) deduplicates); a child's id that is in the
     /// queue (or twice in the flow) fails with the code `DUPLICATE`, and nothing is added.
-    /// A delay in `options` is [`Error::InvalidInput`]: a flow starts at once. One script
+    /// A delay in `options` is [`Error::InvalidInput`]: a flow starts at once; so are
+    /// retries, LIFO and removal, which a flow's parent does not take yet. One script
     /// (`work_queue/add_flow`).
     ///
     /// Children in another queue (or another cluster slot) are the app's to join: wait for
@@ -121,6 +122,7 @@ impl WorkQueue {
                     ),
                 ));
             }
+            options.priority_and_group_only("a flow's parent")?;
             let group = options.group_arg()?;
             let args: Vec<&[u8]> = children
                 .iter()

@@ -256,6 +256,27 @@ impl JobOptions {
         }
     }
 
+    /// Refuses what `carrier` (a flow's parent, a schedule's jobs) does not take: retries,
+    /// LIFO and removal, which only [`add`](WorkQueue::add_with) and
+    /// [`add_deduplicated`](WorkQueue::add_deduplicated) store with a job. An option
+    /// silently dropped would surprise more than one refused.
+    pub(super) fn priority_and_group_only(&self, carrier: &str) -> Result<()> {
+        let unsupported = [
+            ("attempts", self.attempts.is_some()),
+            ("backoff", self.backoff.is_some()),
+            ("lifo", self.lifo),
+            ("remove_on_complete", self.remove_on_complete),
+            ("remove_on_fail", self.remove_on_fail),
+        ];
+        match unsupported.iter().find(|(_, set)| *set) {
+            Some((option, _)) => Err(Error::invalid(
+                option,
+                format!("{carrier} takes a priority and a group only: leave it unset"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The retry options as `add.lua` takes them: attempts (0 for none of its own), the
     /// backoff's kind, delay and longest delay.
     pub(super) fn retry_args(&self) -> Result<(u64, &'static str, Duration, Duration)> {

@@ -241,7 +241,7 @@ impl Schedule {
     }
 
     /// The priority and group of the jobs (a delay is refused: a job runs at its run
-    /// time).
+    /// time; so are retries, LIFO and removal, which a schedule's jobs do not take yet).
     pub fn options(mut self, options: JobOptions) -> Self {
         self.options = options;
         self
@@ -453,16 +453,8 @@ impl WorkQueue {
                     "a scheduled job runs at its run time: leave its delay at 0",
                 ));
             }
-            let group = match &options.group {
-                Some(group) if group.is_empty() => {
-                    return Err(Error::invalid(
-                        "group",
-                        "must not be empty; leave it unset for no group",
-                    ));
-                }
-                Some(group) => group.as_str(),
-                None => "",
-            };
+            options.priority_and_group_only("a schedule's jobs")?;
+            let group = options.group_arg()?;
             let keep = schedule.first_run.is_none();
             let (every, offset, expr, tz, first) = match &schedule.timing {
                 Timing::Every { every, offset } => {

@@ -8,7 +8,8 @@ use std::thread;
 use std::time::Duration;
 
 use redis_patterns::work_queue::{
-    Child, Job, JobOptions, MAX_CHILDREN, MAX_TAKE, OnChildFailure, Settings, State, WorkQueue,
+    Backoff, Child, Job, JobOptions, MAX_CHILDREN, MAX_TAKE, OnChildFailure, Settings, State,
+    WorkQueue,
 };
 
 use crate::harness::{self, Transcript, assert_code, assert_snapshot};
@@ -368,6 +369,21 @@ fn a_flow_holds_at_most_max_children() {
             .run(&mut con),
         "children",
     );
+    // Options a flow's parent does not take are refused, not dropped.
+    for (options, what) in [
+        (
+            JobOptions::new().backoff(Backoff::Fixed(Duration::ZERO)),
+            "backoff",
+        ),
+        (JobOptions::new().remove_on_complete(), "remove_on_complete"),
+    ] {
+        harness::assert_invalid(
+            queue
+                .add_flow("p", "x", options, &children[..1])
+                .run(&mut con),
+            what,
+        );
+    }
     assert!(harness::dump(&mut con).is_empty());
     queue
         .add_flow("p", "x", JobOptions::new(), &children[..MAX_CHILDREN])

@@ -267,6 +267,19 @@ fn missed_runs_follow_the_schedules_policy() {
             .run(&mut con),
         "options",
     );
+    // Options a scheduled job does not take are refused, not dropped.
+    for (options, what) in [
+        (JobOptions::new().attempts(3), "attempts"),
+        (JobOptions::new().lifo(), "lifo"),
+        (JobOptions::new().remove_on_fail(), "remove_on_fail"),
+    ] {
+        assert_invalid(
+            queue
+                .set_schedule("x", &Schedule::every(every).options(options))
+                .run(&mut con),
+            what,
+        );
+    }
     assert_invalid(
         queue
             .set_schedule("x", &Schedule::every(every).offset(every))
