@@ -76,13 +76,21 @@ pub fn list_queues(args: QueuesArgs) -> Result<(), Failure> {
                     c.delayed.to_string(),
                     c.leased.to_string(),
                     c.dead.to_string(),
+                    c.completed.to_string(),
                     yes_no(*paused).to_owned(),
                 ]
             })
             .collect();
         print_table(
             &[
-                "queue", "waiting", "parked", "delayed", "leased", "dead", "paused",
+                "queue",
+                "waiting",
+                "parked",
+                "delayed",
+                "leased",
+                "dead",
+                "completed",
+                "paused",
             ],
             &table,
         );
