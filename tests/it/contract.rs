@@ -1282,26 +1282,8 @@ mod outside_client {
     fn a_damaged_group_count_changes_no_job() {
         let db = harness::fresh_db();
         let mut con = db.con();
-        let keys: Vec<String> = [
-            "waiting",
-            "delayed",
-            "leased",
-            "dead",
-            "parked",
-            "jobs",
-            "groups",
-            "wake",
-            "idle",
-            "signal",
-            "events",
-            "results",
-            "kept",
-            "turns",
-            "completed",
-        ]
-        .iter()
-        .map(|k| format!("{{q}}:{k}"))
-        .collect();
+        let queue = redis_patterns::work_queue::WorkQueue::new("q").unwrap();
+        let keys: Vec<String> = queue.keys().iter().map(|k| k.to_string()).collect();
         let key = |name: &str| keys.iter().find(|k| k.ends_with(name)).unwrap().as_str();
         harness::cmd(&mut con, &["ZADD", key("waiting"), "2550000000000001", "j"]);
         harness::cmd(
