@@ -580,6 +580,7 @@ def test_work_queue(run: Runner) -> None:
     assert run(queue.settings())[13:] == [10, 7 * 86_400_000]
     assert run(queue.add("j1", b"hi", 0, 0, "")) == (True, "waiting")
     assert run(queue.add("j1", b"hi", 0, 0, "")) == (False, "waiting")
+    before_j2 = now_ms()
     assert run(queue.add("j2", b"later", 0, 60_000, "")) == (True, "delayed")
     assert run(queue.counts()) == (1, 0, 1, 0, 0, 0)
     assert run(queue.set_priority("j1", 5)) == "waiting"
@@ -607,7 +608,9 @@ def test_work_queue(run: Runner) -> None:
     assert run(queue.remove(j2)) == (True, "waiting")
     after, newest, entries = run(queue.events("0-0", 100))
     assert after is False and newest == entries[-1][0]
-    ends = [e for e in entries if e[1] not in ("added", "active")]
+    ends = [e for e in entries if e[1] not in ("added", "active", "delayed")]
+    delayed = [e for e in entries if e[1] == "delayed"]
+    assert [e[2] for e in delayed] == ["j2"] and int(delayed[0][3]) >= before_j2 + 60_000
     assert [e[1:3] for e in ends] == [("progress", "j1"), ("completed", "j1"), ("dead", "j2"), ("retried", "j2")]
     assert ends[0][3] == b"50%" and ends[2][3] == b"smtp down"
     assert [e[1:4] for e in entries[:2]] == [("added", "j1", b"waiting"), ("added", "j2", b"delayed")]
