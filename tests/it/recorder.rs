@@ -628,12 +628,16 @@ impl State {
             "us" => (anchor_ms * 1000, 1_000_000),
             _ => (anchor_ms, 1000),
         };
-        // A whole day, hour or minute that the reading was not: rounded down from it.
-        for round in [86_400, 3600, 60] {
-            let r = round * second;
-            if value % r == 0 && anchor % r != 0 {
-                return json!({ "clock": unit, "round": r, "add": value - anchor / r * r });
-            }
+        // A whole minute, hour or day that the reading was not: rounded down from it, by
+        // the finest of them within one of its own steps of the reading's (the start of the
+        // hour before is an hour, even when it starts a day too); else the coarsest.
+        let rounds = [60, 3600, 86_400].map(|round| round * second);
+        let aligned = |r: &i128| value % r == 0 && anchor % r != 0;
+        let near = rounds
+            .iter()
+            .find(|r| aligned(r) && (value - anchor / *r * *r).abs() <= **r);
+        if let Some(&r) = near.or_else(|| rounds.iter().rev().find(|r| aligned(r))) {
+            return json!({ "clock": unit, "round": r, "add": value - anchor / r * r });
         }
         json!({ "clock": unit, "add": value - anchor })
     }
