@@ -1405,7 +1405,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/add",
-            input: "a new delayed LIFO job in a group with retry options, on a busy queue",
+            input: "a new delayed LIFO job in a group with retry options and both removals, on a busy queue",
             setup: busy_queue,
             keys: Keys::of("work_queue/add", QUEUE),
             args: strings([
@@ -1418,6 +1418,8 @@ fn cases() -> Vec<Case> {
                 "exponential".into(),
                 "1000000000000".into(),
                 "1000000000000".into(),
+                "1".into(),
+                "1".into(),
                 "1".into(),
             ]),
         },
@@ -1644,6 +1646,8 @@ fn cases() -> Vec<Case> {
                 "1000000000000".into(),
                 "1000000000000".into(),
                 "1".into(),
+                "1".into(),
+                "1".into(),
                 "u".into(),
                 "1000000000000".into(),
                 "1".into(),
@@ -1669,6 +1673,8 @@ fn cases() -> Vec<Case> {
                 "0".into(),
                 "0".into(),
                 "0".into(),
+                "0".into(),
+                "0".into(),
                 "u".into(),
                 "1000000000000".into(),
                 "0".into(),
@@ -1691,17 +1697,19 @@ fn cases() -> Vec<Case> {
                 "0".into(),
                 "0".into(),
                 "0".into(),
+                "0".into(),
+                "0".into(),
             ]),
         },
         Case {
             script: "work_queue/configure",
-            input: "every setting changed: group limits (100 of 1,000 groups woken), queue rate 1000 -> 10, events 100,000 -> 1, turns on",
+            input: "every setting changed: group limits (100 of 1,000 groups woken), queue rate 1000 -> 10, events 100,000 -> 1, turns on, completed jobs kept",
             setup: big_queue,
             keys: Keys::of("work_queue/configure", QUEUE),
             args: strings(
                 [
                     "5", "10", "1000", "10", "10", "1000", "100", "1000", "60", "1", "1000", "10",
-                    "1",
+                    "1", "1000", "1000",
                 ]
                 .map(String::from),
             ),
@@ -1800,7 +1808,14 @@ fn cases() -> Vec<Case> {
             input: "100 parked jobs of 100 groups, with their records",
             setup: big_queue,
             keys: Keys::of("work_queue/clean", QUEUE),
-            args: strings(["parked".into(), "100".into()]),
+            args: strings(["parked".into(), "100".into(), "0".into()]),
+        },
+        Case {
+            script: "work_queue/clean",
+            input: "100 completed jobs past a grace time, each with 64 KiB of log lines and a 16 KiB result",
+            setup: retained_queue,
+            keys: Keys::of("work_queue/clean", QUEUE),
+            args: strings(["completed".into(), "100".into(), "1000".into()]),
         },
         Case {
             script: "work_queue/delete_queue",
