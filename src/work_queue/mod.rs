@@ -394,6 +394,37 @@
 //! again while it answers that many. [`exists`](WorkQueue::exists) tells a queue that
 //! holds something from a name nobody used (a typo reads as an empty queue).
 //!
+//! # Completed jobs
+//!
+//! An acked job leaves the queue unless the queue keeps a history
+//! ([`Settings::keep_completed`], BullMQ's `removeOnComplete: {count, age}`): then it
+//! stays in [`State::Completed`] with its record, when its last delivery started, when it
+//! ended and its result, at most `count` of them for at most `age`. Each ack drops up to
+//! two of the oldest beyond either bound and each `take` up to its `limit`, so the set
+//! never holds more than its count. [`job`](WorkQueue::job) reads one (its
+//! [`ran_for`](JobInfo::ran_for) is how long it ran), [`list`](WorkQueue::list) pages
+//! through them, [`clean_ended_before`](WorkQueue::clean_ended_before) drops those that
+//! ended before a grace time, and [`wait_for_job`](WorkQueue::wait_for_job) reads a kept
+//! job's result even with events off. A job added with
+//! [`remove_on_complete`](JobOptions::remove_on_complete) is not kept; one added with
+//! [`remove_on_fail`](JobOptions::remove_on_fail) does not go to the dead-letter queue.
+//! While a job is kept its id is a duplicate, as in BullMQ.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::work_queue::{Settings, State, WorkQueue};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let queue = WorkQueue::new("invoices")?;
+//! let history = Settings::new().keep_completed(1_000, Duration::from_secs(86_400))?;
+//! queue.configure(&history).run(&mut con)?;
+//! for job in queue.list(State::Completed, 0, 10).run(&mut con)? {
+//!     println!("{} ran for {:?}", job.id, job.ran_for());
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! # Metrics
 //!
 //! The scripts that end jobs count them as they do, at no extra round trip: `ack` and
