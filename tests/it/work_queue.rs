@@ -2071,6 +2071,18 @@ fn the_api_bounds_are_the_headers() {
     );
     assert_eq!(wq::MAX_SCHEDULES_PAGE, most(&script::SCHEDULES, "count"));
     assert_eq!(wq::MAX_SCHEDULES_PAGE, most(&script::DUE, "limit"));
+    assert_eq!(u64::from(wq::MAX_ATTEMPTS), most(&script::ADD, "attempts"));
+    assert_eq!(
+        u64::from(wq::MAX_ATTEMPTS),
+        most(&script::ADD_DEDUPLICATED, "attempts")
+    );
+    assert_eq!(wq::MAX_LOG_LINES, most(&script::LOG, "keep"));
+    assert_eq!(wq::MAX_LOG_LINES, most(&script::LOGS, "count"));
+    assert_eq!(wq::MAX_LOG_LINE_BYTES as u64, most(&script::LOG, "line"));
+    assert_eq!(
+        wq::MAX_WINDOW.as_millis() as u64,
+        most(&script::ADD_DEDUPLICATED, "ttl")
+    );
 }
 
 /// A raw `work_queue/take` answers nil for the group of a job without one, as `list` and
