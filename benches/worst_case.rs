@@ -2652,13 +2652,13 @@ fn busy_links(con: &mut redis::Connection, k: &Keys) {
 
 /// The queue's keys, as `take` names them, in the order the setups' Lua takes them:
 /// waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events,
-/// results, kept, turns, completed.
+/// results, kept, turns, completed, blocked.
 fn queue_keys(k: &Keys) -> Keys {
     k.like("work_queue/take")
 }
 
 /// The names of [`queue_keys`], in that order.
-const QUEUE_KEYS: [&str; 15] = [
+const QUEUE_KEYS: [&str; 16] = [
     "waiting",
     "delayed",
     "leased",
@@ -2674,6 +2674,7 @@ const QUEUE_KEYS: [&str; 15] = [
     "kept",
     "turns",
     "completed",
+    "blocked",
 ];
 
 /// The queue, paused.

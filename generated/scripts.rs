@@ -10582,6 +10582,18 @@ pub mod work_queue {
             COMPLETED.forms[0].build(&[name])
         }
 
+        #[doc = " The template of `blocked` (a zset), `{<name>}:blocked`: flow parent id -> when it was added (ms, server clock), while blocked"]
+        #[doc = ""]
+        #[doc = " Build its name with [`blocked()`]."]
+        pub static BLOCKED: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:blocked", forms: &[crate::KeyForm { text: "{<name>}:blocked", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":blocked")] }] };
+
+        #[doc = " The name of `blocked`: `{<name>}:blocked`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
+        pub fn blocked(name: &str) -> crate::Result<String> {
+            BLOCKED.forms[0].build(&[name])
+        }
+
         #[doc = " The template of `delayed` (a zset), `{<name>}:delayed`: job id -> when it becomes waiting (ms, server clock)"]
         #[doc = ""]
         #[doc = " Build its name with [`delayed()`]."]
@@ -10697,7 +10709,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "8b75adf5f937d39366db579f91d56d88a1f75575",
+        sha1: "d769316533c311aa4db568e86fed6b4553e558a3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot.",
@@ -10713,6 +10725,7 @@ pub mod work_queue {
             crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
@@ -10721,7 +10734,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "int", doc: "when the job was acked (ms, server clock)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 11 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -10758,7 +10771,7 @@ pub mod work_queue {
     #[doc = " completed jobs beyond the queue's count or age go; a job added with"]
     #[doc = " `remove_on_complete` goes at once instead (see `add.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `8b75adf5f937d39366db579f91d56d88a1f75575`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `d769316533c311aa4db568e86fed6b4553e558a3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10771,6 +10784,7 @@ pub mod work_queue {
     #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -10780,7 +10794,7 @@ pub mod work_queue {
     #[doc = " Returns (`int`): when the job was acked (ms, server clock)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 10 keys and 3 arguments"]
+    #[doc = " - `BAD_ARGS`: not 11 keys and 3 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
@@ -10791,8 +10805,8 @@ pub mod work_queue {
     #[doc = " - `RESULT_TOO_BIG`: `result` is longer than the queue's `result_max`; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn ack(waiting: &str, leased: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, results: &str, kept: &str, completed: &str, id: &str, token: &str, result: &[u8]) -> crate::Op<i64> {
-        crate::ScriptCall::new(&ACK).key(waiting).key(leased).key(parked).key(jobs).key(groups).key(signal).key(events).key(results).key(kept).key(completed).arg(id).arg(token).arg(result).finish()
+    pub fn ack(waiting: &str, leased: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, results: &str, kept: &str, completed: &str, blocked: &str, id: &str, token: &str, result: &[u8]) -> crate::Op<i64> {
+        crate::ScriptCall::new(&ACK).key(waiting).key(leased).key(parked).key(jobs).key(groups).key(signal).key(events).key(results).key(kept).key(completed).key(blocked).arg(id).arg(token).arg(result).finish()
     }
 
     #[doc = " `work_queue/add`: Adds a job, unless a job with the same id is in the queue (deduplication)."]
@@ -11086,16 +11100,17 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "06b9411e548371c4e5b64049ae5372603b1b4cee",
+        sha1: "7c8366d182e978a8877727d644856ca330ddda13",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
-        description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (in `jobs` only, not in any set) until\nits last child ends, then waits at its own rank, as if added then. Each child says\nwhat its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does\nto the parent: `fail` takes the parent to `dead` with it (its other children run\non), `ignore` counts as ended, `continue` counts as ended and lists the child among\nthe parent's failed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent. A flow has at most 50 children, so that one call stays short; more\nchildren are the app's to join in the same way.",
+        description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (listed in `blocked` by when it was\nadded; a parent added before this set was kept is in no list) until its last child\nends, then waits at its own rank, as if added then. Each child says what its failure\n(dead: `nack.lua`, a lease that ran out on its last delivery) does to the parent:\n`fail` takes the parent to `dead` with it (its other children run on), `ignore`\ncounts as ended, `continue` counts as ended and lists the child among the parent's\nfailed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent. A flow has at most 50 children, so that one call stays short; more\nchildren are the app's to join in the same way.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the parent's id", template: None },
@@ -11106,7 +11121,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the parent's state: 'blocked', or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and from 7 to 154 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and from 7 to 154 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_CHILDREN", doc: "not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue" },
@@ -11125,12 +11140,13 @@ pub mod work_queue {
     #[doc = " Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),"]
     #[doc = " added in one call: all of it or, when the parent's id is in the queue already,"]
     #[doc = " nothing (as `add.lua` deduplicates). The children wait at once, with the parent's"]
-    #[doc = " priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until"]
-    #[doc = " its last child ends, then waits at its own rank, as if added then. Each child says"]
-    #[doc = " what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does"]
-    #[doc = " to the parent: `fail` takes the parent to `dead` with it (its other children run"]
-    #[doc = " on), `ignore` counts as ended, `continue` counts as ended and lists the child among"]
-    #[doc = " the parent's failed children (`job.lua`), for the parent's worker to read. A child"]
+    #[doc = " priority and no group; the parent is `blocked` (listed in `blocked` by when it was"]
+    #[doc = " added; a parent added before this set was kept is in no list) until its last child"]
+    #[doc = " ends, then waits at its own rank, as if added then. Each child says what its failure"]
+    #[doc = " (dead: `nack.lua`, a lease that ran out on its last delivery) does to the parent:"]
+    #[doc = " `fail` takes the parent to `dead` with it (its other children run on), `ignore`"]
+    #[doc = " counts as ended, `continue` counts as ended and lists the child among the parent's"]
+    #[doc = " failed children (`job.lua`), for the parent's worker to read. A child"]
     #[doc = " names its parent in `jobs` (P:\\<child>, the policy's first letter then the parent's"]
     #[doc = " id); the parent counts its children still running (w:\\<parent>) and lists the failed"]
     #[doc = " ones (x:\\<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its"]
@@ -11139,13 +11155,14 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `06b9411e548371c4e5b64049ae5372603b1b4cee`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `7c8366d182e978a8877727d644856ca330ddda13`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the parent's id"]
@@ -11157,7 +11174,7 @@ pub mod work_queue {
     #[doc = " Returns (`(bool, string)`): added, and the parent's state: 'blocked', or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and from 7 to 154 arguments"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and from 7 to 154 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_CHILDREN`: not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue"]
@@ -11166,8 +11183,8 @@ pub mod work_queue {
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = ""]
     #[doc = " Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's `TIME`."]
-    pub fn add_flow(waiting: &str, delayed: &str, jobs: &str, signal: &str, id: &str, payload: &[u8], priority: u64, group: &str, children: &[&[u8]]) -> crate::Op<(bool, String,)> {
-        crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(group).args(children).finish()
+    pub fn add_flow(waiting: &str, delayed: &str, jobs: &str, signal: &str, blocked: &str, id: &str, payload: &[u8], priority: u64, group: &str, children: &[&[u8]]) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).key(blocked).arg(id).arg(payload).arg(priority).arg(group).args(children).finish()
     }
 
     #[doc = " `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first first."]
@@ -11416,7 +11433,7 @@ pub mod work_queue {
     pub static COUNTS: crate::Script = crate::Script {
         name: "work_queue/counts",
         path: "scripts/work_queue/counts.lua",
-        sha1: "2b9dbdee076475f6723c37906359dfa5c8a60b00",
+        sha1: "14d914ca0887ef7eefcf1db288623fdce2ccdb27",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/counts.lua")),
         flags: &["no-writes", ],
         summary: "Counts the jobs in each state, at one instant.",
@@ -11428,12 +11445,13 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
         ],
-        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint)", doc: "waiting, parked, delayed, leased, dead, completed (kept)" },
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint)", doc: "waiting, parked, delayed, leased, dead, completed (kept), blocked (flow parents waiting for their children)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
@@ -11447,7 +11465,7 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators and dashboards. A leased job whose lease ran out"]
     #[doc = " counts as leased until a `take.lua` call hands it back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `2b9dbdee076475f6723c37906359dfa5c8a60b00`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `14d914ca0887ef7eefcf1db288623fdce2ccdb27`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11456,16 +11474,17 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint)`): waiting, parked, delayed, leased, dead, completed (kept)"]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint)`): waiting, parked, delayed, leased, dead, completed (kept), blocked (flow parents waiting for their children)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 0 arguments"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn counts(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, completed: &str) -> crate::Op<(u64, u64, u64, u64, u64, u64,)> {
-        crate::ScriptCall::new(&COUNTS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(completed).finish()
+    pub fn counts(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, completed: &str, blocked: &str) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64,)> {
+        crate::ScriptCall::new(&COUNTS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(completed).key(blocked).finish()
     }
 
     #[doc = " `work_queue/delete_queue`: Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys."]
@@ -11474,7 +11493,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "4f1061c260d740004f35182b34ef076ed78314b3",
+        sha1: "619c53ee3bbb7adf3fd36476a920f71bb57c888b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11495,6 +11514,7 @@ pub mod work_queue {
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs removed in this call", template: None },
@@ -11502,7 +11522,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "uint", doc: "the jobs left; 0 once the queue is deleted" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 15 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 16 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_FORCE", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -11525,7 +11545,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `4f1061c260d740004f35182b34ef076ed78314b3`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `619c53ee3bbb7adf3fd36476a920f71bb57c888b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11543,6 +11563,7 @@ pub mod work_queue {
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs removed in this call"]
@@ -11551,7 +11572,7 @@ pub mod work_queue {
     #[doc = " Returns (`uint`): the jobs left; 0 once the queue is deleted"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 15 keys and 2 arguments"]
+    #[doc = " - `BAD_ARGS`: not 16 keys and 2 arguments"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_FORCE`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
@@ -11560,8 +11581,8 @@ pub mod work_queue {
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)."]
-    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, count: u64, force: bool) -> crate::Op<u64> {
-        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).key(completed).arg(count).arg(force).finish()
+    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, blocked: &str, count: u64, force: bool) -> crate::Op<u64> {
+        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).key(completed).key(blocked).arg(count).arg(force).finish()
     }
 
     #[doc = " `work_queue/due`: Reads the schedules whose next run time has come, for a scheduler loop to fire."]
@@ -11883,24 +11904,25 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "e05c8eef68b5791e2bbdf30727378a659515e1bc",
+        sha1: "04712789e98fb5f1cde698cefa47ebc24c6e1f23",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error, payload, progress, children, times and result.",
-        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, when a job died, or when it completed; waiting and parked jobs have none. A completed\njob (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and\nit and a job leased or ended since the queue began to keep them when its last delivery\nstarted.",
+        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, when a job died, when it completed, or when a blocked flow parent was added;\nwaiting and parked jobs have none. A completed\njob (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and\nit and a job leased or ended since the queue began to keep them when its last delivery\nstarted.",
         keys: &[
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
         returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?, bytes?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none), when its last delivery started (nil for none kept), and its result when completed (nil for none); nil when there is no job with this id" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count for the job that these scripts did not write" },
@@ -11916,12 +11938,13 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books, for operators and for a caller whose add was deduplicated."]
     #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
-    #[doc = " out, when a job died, or when it completed; waiting and parked jobs have none. A completed"]
+    #[doc = " out, when a job died, when it completed, or when a blocked flow parent was added;"]
+    #[doc = " waiting and parked jobs have none. A completed"]
     #[doc = " job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and"]
     #[doc = " it and a job leased or ended since the queue began to keep them when its last delivery"]
     #[doc = " started."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `e05c8eef68b5791e2bbdf30727378a659515e1bc`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `04712789e98fb5f1cde698cefa47ebc24c6e1f23`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -11929,6 +11952,7 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -11936,15 +11960,15 @@ pub mod work_queue {
     #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?, bytes?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none), when its last delivery started (nil for none kept), and its result when completed (nil for none); nil when there is no job with this id"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count for the job that these scripts did not write"]
     #[doc = " - `BAD_TIME`: the job's time in its state's set, or when it started, is not whole ms"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, completed: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<Vec<u8>>, u64, Option<Vec<u8>>, Option<u64>, Option<Vec<u8>>,)>> {
-        crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).key(completed).arg(id).finish()
+    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, completed: &str, blocked: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<Vec<u8>>, u64, Option<Vec<u8>>, Option<u64>, Option<Vec<u8>>,)>> {
+        crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).key(completed).key(blocked).arg(id).finish()
     }
 
     #[doc = " `work_queue/list`: Lists one page of the jobs in a state, for operators."]
@@ -11953,11 +11977,11 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "411f5fcc2ea73108a2464f563c5c677a062b7d63",
+        sha1: "c46d444e555bb6debb9ff98baff746bf5839ddf1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
-        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,\ncompleted jobs (while the queue keeps them: see `configure.lua`) by when they completed.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.",
+        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,\ncompleted jobs (while the queue keeps them: see `configure.lua`) by when they completed,\nblocked flow parents (see `add_flow.lua`) by when they were added; ties by id.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11966,15 +11990,16 @@ pub mod work_queue {
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
-            crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "leased", "dead", "parked", "completed"]), doc: "the state to list", template: None },
+            crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"]), doc: "the state to list", template: None },
             crate::Param { name: "offset", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000 }, doc: "how many jobs of the state to skip", template: None },
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs listed", template: None },
         ],
         returns: crate::Returns { ty: "[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]", doc: "a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state, and when its last delivery started, as `job.lua` answers them" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_OFFSET", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
@@ -11992,11 +12017,12 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by"]
     #[doc = " due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,"]
-    #[doc = " completed jobs (while the queue keeps them: see `configure.lua`) by when they completed."]
+    #[doc = " completed jobs (while the queue keeps them: see `configure.lua`) by when they completed,"]
+    #[doc = " blocked flow parents (see `add_flow.lua`) by when they were added; ties by id."]
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `411f5fcc2ea73108a2464f563c5c677a062b7d63`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `c46d444e555bb6debb9ff98baff746bf5839ddf1`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12006,16 +12032,17 @@ pub mod work_queue {
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the state to list"]
+    #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`, `blocked`): the state to list"]
     #[doc = " - `offset` (`uint`, from 0 to 1000000000): how many jobs of the state to skip"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs listed"]
     #[doc = ""]
     #[doc = " Returns (`[(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]`): a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state, and when its last delivery started, as `job.lua` answers them"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 7 keys and 3 arguments"]
+    #[doc = " - `BAD_ARGS`: not 8 keys and 3 arguments"]
     #[doc = " - `BAD_STATE`: not one of its choices"]
     #[doc = " - `BAD_OFFSET`: not an integer within its range"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
@@ -12024,8 +12051,8 @@ pub mod work_queue {
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the jobs in the state, M = `count`."]
-    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, completed: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<u64>,)>> {
-        crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(completed).arg(state).arg(offset).arg(count).finish()
+    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, completed: &str, blocked: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<u64>,)>> {
+        crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(completed).key(blocked).arg(state).arg(offset).arg(count).finish()
     }
 
     #[doc = " `work_queue/log`: Keeps a log line with a running job: `logs.lua` reads them, until the job ends."]
@@ -12172,7 +12199,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "1ee934ab3f8e98ca4099a5a98265645846e085e4",
+        sha1: "05d286d52db9d4e0e8150c2916e8cbc98bd80c9a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -12186,13 +12213,14 @@ pub mod work_queue {
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1440 }, doc: "how many of the last minutes to return, at most the window kept", template: None },
         ],
-        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])", doc: "counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries" },
+        returns: crate::Returns { ty: "([int], uint, uint, uint, uint?, uint, [(uint, uint, uint)])", doc: "counts, totals, age, window, rows: the jobs waiting, parked, delayed, leased, dead, completed (kept) and blocked; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 9 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_MINUTES", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings or metrics these scripts did not write" },
@@ -12219,7 +12247,7 @@ pub mod work_queue {
     #[doc = " first in `turns` (the older of the two when both wait); nil when no job waits, or for a"]
     #[doc = " job that `add.lua` did not stamp (one added before it stamped every job)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `1ee934ab3f8e98ca4099a5a98265645846e085e4`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `05d286d52db9d4e0e8150c2916e8cbc98bd80c9a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12230,14 +12258,15 @@ pub mod work_queue {
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `minutes` (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window kept"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`): counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries"]
+    #[doc = " Returns (`([int], uint, uint, uint, uint?, uint, [(uint, uint, uint)])`): counts, totals, age, window, rows: the jobs waiting, parked, delayed, leased, dead, completed (kept) and blocked; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 8 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 9 keys and 1 argument"]
     #[doc = " - `BAD_MINUTES`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings or metrics these scripts did not write"]
@@ -12245,8 +12274,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's `TIME`."]
-    pub fn metrics(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, turns: &str, completed: &str, minutes: u64) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, u64, Option<u64>, u64, Vec<(u64, u64, u64,)>,)> {
-        crate::ScriptCall::new(&METRICS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(turns).key(completed).arg(minutes).finish()
+    pub fn metrics(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, turns: &str, completed: &str, blocked: &str, minutes: u64) -> crate::Op<(Vec<i64>, u64, u64, u64, Option<u64>, u64, Vec<(u64, u64, u64,)>,)> {
+        crate::ScriptCall::new(&METRICS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(turns).key(completed).key(blocked).arg(minutes).finish()
     }
 
     #[doc = " `work_queue/nack`: Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue."]
@@ -12255,7 +12284,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "ac7ded08ec472419e3e1162067d29c448bfa85a4",
+        sha1: "eab56640125f2085013c9e9f9d0f898976f1c16b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -12270,6 +12299,7 @@ pub mod work_queue {
             crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
             crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
@@ -12280,7 +12310,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(string, int)", doc: "the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 9 keys and 5 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -12316,7 +12346,7 @@ pub mod work_queue {
     #[doc = " (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going"]
     #[doc = " to `dead` (the reply still says 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `ac7ded08ec472419e3e1162067d29c448bfa85a4`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `eab56640125f2085013c9e9f9d0f898976f1c16b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12328,6 +12358,7 @@ pub mod work_queue {
     #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -12339,7 +12370,7 @@ pub mod work_queue {
     #[doc = " Returns (`(string, int)`): the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 9 keys and 5 arguments"]
+    #[doc = " - `BAD_ARGS`: not 10 keys and 5 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -12351,8 +12382,8 @@ pub mod work_queue {
     #[doc = " - `BAD_PARKED`: `parked` holds a member of the group that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn nack(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, id: &str, token: &str, delay: ::std::time::Duration, max_deliveries: u64, reason: &[u8]) -> crate::Op<(String, i64,)> {
-        crate::ScriptCall::new(&NACK).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(signal).key(events).arg(id).arg(token).arg(delay).arg(max_deliveries).arg(reason).finish()
+    pub fn nack(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, blocked: &str, id: &str, token: &str, delay: ::std::time::Duration, max_deliveries: u64, reason: &[u8]) -> crate::Op<(String, i64,)> {
+        crate::ScriptCall::new(&NACK).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(signal).key(events).key(blocked).arg(id).arg(token).arg(delay).arg(max_deliveries).arg(reason).finish()
     }
 
     #[doc = " `work_queue/pause`: Pauses the queue: `take.lua` hands out nothing until `resume.lua`; adds are accepted."]
@@ -12611,16 +12642,16 @@ pub mod work_queue {
         crate::ScriptCall::new(&RATE_LIMIT_GROUP).key(leased).key(parked).key(jobs).key(groups).key(wake).key(idle).arg(id).arg(token).arg(hold).finish()
     }
 
-    #[doc = " `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead or completed (kept)."]
+    #[doc = " `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`remove()`]."]
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "a693031883a71b9e6325c884a3535bb540453850",
+        sha1: "e0f38e355163c9d61b6c29edfe22ae086e65bd67",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
-        summary: "Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).",
+        summary: "Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked.",
         description: "Beyond the books. A leased job is left to its worker, which acks or nacks it: removing\nit under the worker would let the worker's ack fail for no reason of its own.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
@@ -12629,13 +12660,14 @@ pub mod work_queue {
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string?)", doc: "removed, and the state it was in (nil when there is no job with this id)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
@@ -12646,12 +12678,12 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Removes a job that is not running: waiting, delayed, parked, dead or completed (kept)."]
+    #[doc = " Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked."]
     #[doc = ""]
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `a693031883a71b9e6325c884a3535bb540453850`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `e0f38e355163c9d61b6c29edfe22ae086e65bd67`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12660,6 +12692,7 @@ pub mod work_queue {
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -12667,14 +12700,14 @@ pub mod work_queue {
     #[doc = " Returns (`(bool, string?)`): removed, and the state it was in (nil when there is no job with this id)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs."]
-    pub fn remove(waiting: &str, delayed: &str, dead: &str, parked: &str, jobs: &str, completed: &str, id: &str) -> crate::Op<(bool, Option<String>,)> {
-        crate::ScriptCall::new(&REMOVE).key(waiting).key(delayed).key(dead).key(parked).key(jobs).key(completed).arg(id).finish()
+    pub fn remove(waiting: &str, delayed: &str, dead: &str, parked: &str, jobs: &str, completed: &str, blocked: &str, id: &str) -> crate::Op<(bool, Option<String>,)> {
+        crate::ScriptCall::new(&REMOVE).key(waiting).key(delayed).key(dead).key(parked).key(jobs).key(completed).key(blocked).arg(id).finish()
     }
 
     #[doc = " `work_queue/remove_schedule`: Removes a schedule; the jobs it added stay in the queue."]
@@ -13407,7 +13440,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "6d72f83cff4af0deeef4a0ff1af1112b0895eab6",
+        sha1: "7cdacfa32ebf8d0df82c1296e00bd646c092f65d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13428,6 +13461,7 @@ pub mod work_queue {
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
             crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see above)", template: Some(&keys::TURNS) },
             crate::Param { name: "completed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it completed (ms, server clock), while kept", template: Some(&keys::COMPLETED) },
+            crate::Param { name: "blocked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "flow parent id -> when it was added (ms, server clock), while blocked", template: Some(&keys::BLOCKED) },
         ],
         args: &[
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long each job is held before it is handed out again", template: None },
@@ -13438,7 +13472,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "[(string, string, uint, uint, string?, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 15 keys and from 4 to 34 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 16 keys and from 4 to 34 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
@@ -13534,7 +13568,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `6d72f83cff4af0deeef4a0ff1af1112b0895eab6`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7cdacfa32ebf8d0df82c1296e00bd646c092f65d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13552,6 +13586,7 @@ pub mod work_queue {
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see above)"]
     #[doc = " - `completed` (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server clock), while kept"]
+    #[doc = " - `blocked` (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while blocked"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long each job is held before it is handed out again"]
@@ -13563,7 +13598,7 @@ pub mod work_queue {
     #[doc = " Returns (`[(string, string, uint, uint, string?, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 15 keys and from 4 to 34 arguments"]
+    #[doc = " - `BAD_ARGS`: not 16 keys and from 4 to 34 arguments"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
@@ -13579,8 +13614,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400. Clock: the server's `TIME`."]
-    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>,)>> {
-        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).key(completed).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
+    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, blocked: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>,)>> {
+        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).key(completed).key(blocked).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }
 }
 

@@ -589,12 +589,14 @@ end
 
 -- The parent that a flow's child names in `link` (its P: field as the caller read it:
 -- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
--- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
--- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
-local function parent_of(jobs_hash, link)
+-- write (`blocked_set`'s type too, which child_ended writes): { id, policy }, or false
+-- when `link` is false; nil and a BAD_JOBS error reply for a link, or a waiting parent's
+-- count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, blocked_set, link)
   if not link then
     return false
   end
+  redis.call('ZCARD', blocked_set)
   local policy, parent = string.match(link, '^([fic])(.+)$')
   if not policy then
     return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
@@ -611,11 +613,11 @@ end
 
 -- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
 -- read it; nothing when false, or when the parent no longer waits) waits for one child
--- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
--- itself in the parent's x: field under the policy c, and takes the parent to
--- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
--- moved (the caller wakes workers, or reports the death), false otherwise.
-local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+-- fewer, and leaves `blocked_set` for `waiting_set` at its rank once none is left; a
+-- dead child lists itself in the parent's x: field under the policy c, and takes the
+-- parent to `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the
+-- parent moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, blocked_set, parent, child_id, completed, at)
   if not parent then
     return false
   end
@@ -626,6 +628,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
+    redis.call('ZREM', blocked_set, p)
     redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
@@ -640,6 +643,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZREM', blocked_set, p)
   redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'

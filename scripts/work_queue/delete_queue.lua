@@ -21,10 +21,11 @@
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg count uint 1..=100       the most jobs removed in this call
 --- @arg force bool               whether jobs held by workers go too
 --- @return uint                  the jobs left; 0 once the queue is deleted
---- @error BAD_ARGS               not 15 keys and 2 arguments
+--- @error BAD_ARGS               not 16 keys and 2 arguments
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_FORCE              not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
@@ -65,8 +66,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 15 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 15 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 16 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 16 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -83,6 +84,7 @@ local results = KEYS[12]
 local kept = KEYS[13]
 local turns = KEYS[14]
 local completed = KEYS[15]
+local blocked = KEYS[16]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
   return redis.error_reply('BAD_COUNT must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -100,9 +102,10 @@ if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or
     parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or groups ~= tag_of_keys .. ':groups' or
     wake ~= tag_of_keys .. ':wake' or idle ~= tag_of_keys .. ':idle' or signal ~= tag_of_keys .. ':signal' or
     events ~= tag_of_keys .. ':events' or results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' or
-    turns ~= tag_of_keys .. ':turns' or completed ~= tag_of_keys .. ':completed' then
+    turns ~= tag_of_keys .. ':turns' or completed ~= tag_of_keys .. ':completed' or
+    blocked ~= tag_of_keys .. ':blocked' then
   for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
-      ':events', ':results', ':kept', ':turns', ':completed' }) do
+      ':events', ':results', ':kept', ':turns', ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -118,9 +121,9 @@ redis.call('XLEN', events)
 redis.call('HLEN', results)
 redis.call('ZCARD', kept)
 redis.call('ZCARD', turns)
-local sets = { waiting, delayed, parked, dead, completed, leased }
+local sets = { waiting, delayed, parked, dead, completed, blocked, leased }
 local left = 0
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, completed, wake, idle, signal }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, completed, blocked, wake, idle, signal }) do
   local n = redis.call('ZCARD', zset)
   if zset ~= wake and zset ~= idle and zset ~= signal then
     left = left + n

@@ -85,13 +85,14 @@
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see above)
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=10        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done bytes... 0..=30    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string?, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 15 keys and from 4 to 34 arguments
+--- @error BAD_ARGS               not 16 keys and from 4 to 34 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
@@ -476,12 +477,14 @@ local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
 end
 -- The parent that a flow's child names in `link` (its P: field as the caller read it:
 -- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
--- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
--- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
-local function parent_of(jobs_hash, link)
+-- write (`blocked_set`'s type too, which child_ended writes): { id, policy }, or false
+-- when `link` is false; nil and a BAD_JOBS error reply for a link, or a waiting parent's
+-- count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, blocked_set, link)
   if not link then
     return false
   end
+  redis.call('ZCARD', blocked_set)
   local policy, parent = string.match(link, '^([fic])(.+)$')
   if not policy then
     return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
@@ -497,11 +500,11 @@ local function parent_of(jobs_hash, link)
 end
 -- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
 -- read it; nothing when false, or when the parent no longer waits) waits for one child
--- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
--- itself in the parent's x: field under the policy c, and takes the parent to
--- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
--- moved (the caller wakes workers, or reports the death), false otherwise.
-local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+-- fewer, and leaves `blocked_set` for `waiting_set` at its rank once none is left; a
+-- dead child lists itself in the parent's x: field under the policy c, and takes the
+-- parent to `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the
+-- parent moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, blocked_set, parent, child_id, completed, at)
   if not parent then
     return false
   end
@@ -512,6 +515,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
+    redis.call('ZREM', blocked_set, p)
     redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
@@ -526,6 +530,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZREM', blocked_set, p)
   redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
@@ -552,8 +557,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 15 or #ARGV < 4 or #ARGV > 34 then
-  return redis.error_reply('BAD_ARGS expected 15 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 16 or #ARGV < 4 or #ARGV > 34 then
+  return redis.error_reply('BAD_ARGS expected 16 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -570,6 +575,7 @@ local results = KEYS[12]
 local kept = KEYS[13]
 local turns = KEYS[14]
 local completed = KEYS[15]
+local blocked = KEYS[16]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply('BAD_LEASE must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
@@ -595,9 +601,10 @@ if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or
     parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or groups ~= tag_of_keys .. ':groups' or
     wake ~= tag_of_keys .. ':wake' or idle ~= tag_of_keys .. ':idle' or signal ~= tag_of_keys .. ':signal' or
     events ~= tag_of_keys .. ':events' or results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' or
-    turns ~= tag_of_keys .. ':turns' or completed ~= tag_of_keys .. ':completed' then
+    turns ~= tag_of_keys .. ':turns' or completed ~= tag_of_keys .. ':completed' or
+    blocked ~= tag_of_keys .. ':blocked' then
   for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':wake', ':idle', ':signal',
-      ':events', ':results', ':kept', ':turns', ':completed' }) do
+      ':events', ':results', ':kept', ':turns', ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -841,7 +848,7 @@ for i = 1, #done, 3 do
   if bad then
     return bad
   end
-  parents[id], bad = parent_of(jobs, link)
+  parents[id], bad = parent_of(jobs, blocked, link)
   if bad then
     return bad
   end
@@ -906,7 +913,7 @@ for i, id in ipairs(lapsed) do
     records[i].dropped = retry and retry.drop_dead
     if records[i].dead then
       local bad
-      parents[id], bad = parent_of(jobs, link)
+      parents[id], bad = parent_of(jobs, blocked, link)
       if bad then
         return bad
       end
@@ -1409,7 +1416,7 @@ for _, id in ipairs(finished) do
   end
   emit(events, settings.events_max, 'completed', id)
   -- The last child of a flow to end lets its parent run (workers are woken below).
-  if child_ended(jobs, waiting, false, parents[id], id, true, now) then
+  if child_ended(jobs, waiting, false, blocked, parents[id], id, true, now) then
     emit(events, settings.events_max, 'waiting', parents[id].id)
   end
 end
@@ -1439,7 +1446,7 @@ for i, id in ipairs(lapsed) do
         redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
       end
       emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
-      local parent_now = child_ended(jobs, waiting, dead, parents[id], id, false, now)
+      local parent_now = child_ended(jobs, waiting, dead, blocked, parents[id], id, false, now)
       if parent_now == 'dead' then
         emit(events, settings.events_max, 'dead', parents[id].id, 'error', 'child ' .. id .. ' failed')
       elseif parent_now == 'waiting' then

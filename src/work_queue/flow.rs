@@ -140,6 +140,7 @@ impl WorkQueue {
                 &k.delayed,
                 &k.jobs,
                 &k.signal,
+                &k.blocked,
                 id,
                 &payload,
                 u64::from(options.priority),

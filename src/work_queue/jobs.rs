@@ -127,9 +127,9 @@ pub enum State {
     Leased,
     /// In the dead-letter queue, after its last delivery failed.
     Dead,
-    /// A flow's parent waiting for its children ([`add_flow`](WorkQueue::add_flow)): in
-    /// no list of its own, so [`list`](WorkQueue::list), [`clean`](WorkQueue::clean) and
-    /// [`counts`](WorkQueue::counts) leave it out; [`job`](WorkQueue::job) reads it.
+    /// A flow's parent waiting for its children ([`add_flow`](WorkQueue::add_flow)):
+    /// listed and counted, by when it was added; [`remove`](WorkQueue::remove) drops it,
+    /// [`clean`](WorkQueue::clean) leaves it to its flow.
     Blocked,
     /// Acked, and kept in the queue's history while the queue keeps completed jobs
     /// ([`Settings::keep_completed`]): read by [`job`](WorkQueue::job) with its result,
@@ -503,6 +503,8 @@ pub struct Counts {
     pub dead: u64,
     /// Kept as completed ([`Settings::keep_completed`]).
     pub completed: u64,
+    /// Flow parents waiting for their children ([`add_flow`](WorkQueue::add_flow)).
+    pub blocked: u64,
 }
 
 /// What a failed delivery led to: [`nack`](WorkQueue::nack)'s answer.

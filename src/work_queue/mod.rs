@@ -74,14 +74,15 @@
 //! | `{name}:kept` | zset | job id → until when its result is kept (ms) |
 //! | `{name}:turns` | zset | group (`''` for jobs without one) → its turn, while [groups take turns](#groups-that-take-turns) |
 //! | `{name}:completed` | zset | job id → when it completed (ms), while the queue [keeps completed jobs](Settings::keep_completed) |
+//! | `{name}:blocked` | zset | a flow's parent → when it was added (ms), while it waits for its children |
 //!
-//! A flow's parent ([`add_flow`](WorkQueue::add_flow)) is `blocked`, in `{name}:jobs`
-//! only, with `w:<id>` the children it waits for and `x:<id>` the failed ones it lists;
-//! each child names it in `P:<id>`. A job's last progress report is `p:<id>`. The
+//! A flow's parent ([`add_flow`](WorkQueue::add_flow)) is `blocked`, in `{name}:blocked`,
+//! with `w:<id>` the children it waits for and `x:<id>` the failed ones it lists; each
+//! child names it in `P:<id>`. A job's last progress report is `p:<id>`. The
 //! [schedules](schedule) live in `{name}:schedules`, `{name}:due` and
 //! `{name}:schedules_wake`.
 //!
-//! A job moves between six [`State`]s:
+//! A job moves between seven [`State`]s:
 //!
 //! ```text
 //!  add_flow ──► blocked (a parent) ──its last child ends──► waiting
@@ -93,7 +94,7 @@
 //!           │ │ └── lease runs out, or nack ──► waiting / delayed, or dead after max deliveries
 //!       ack │ └────────────────────────────────► dead ──requeue──► waiting
 //!           ▼                                     └──remove──► (gone)
-//!         (gone)
+//!         (gone), or completed while the queue keeps them ──trimmed, clean, remove──► (gone)
 //! ```
 //!
 //! Hand-outs happen only in `take`: it first returns lapsed leases (up to `limit`),
@@ -642,7 +643,7 @@ pub struct WorkQueue {
     backoff: Backoff,
 }
 
-/// A queue's fifteen keys, in the order the scripts take them.
+/// A queue's sixteen keys, in the order the scripts take them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Keys {
     waiting: String,
@@ -660,6 +661,7 @@ struct Keys {
     kept: String,
     turns: String,
     completed: String,
+    blocked: String,
 }
 
 impl Keys {
@@ -682,6 +684,7 @@ impl Keys {
             kept: keys::kept(name)?,
             turns: keys::turns(name)?,
             completed: keys::completed(name)?,
+            blocked: keys::blocked(name)?,
         })
     }
 }
@@ -742,11 +745,11 @@ impl WorkQueue {
         &self.name
     }
 
-    /// The queue's fifteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
+    /// The queue's sixteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
     /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`, `turns`,
-    /// `completed`.
+    /// `completed`, `blocked`.
     /// Each `work_queue` script takes the ones it uses, in this order.
-    pub fn keys(&self) -> [&str; 15] {
+    pub fn keys(&self) -> [&str; 16] {
         let k = &self.keys;
         [
             &k.waiting,
@@ -764,6 +767,7 @@ impl WorkQueue {
             &k.kept,
             &k.turns,
             &k.completed,
+            &k.blocked,
         ]
     }
 

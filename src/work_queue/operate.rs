@@ -699,36 +699,48 @@ impl WorkQueue {
             &k.jobs,
             &k.turns,
             &k.completed,
+            &k.blocked,
             minutes,
         )
-        .map(|reply| {
-            let counts = Counts {
-                waiting: reply.0,
-                parked: reply.1,
-                delayed: reply.2,
-                leased: reply.3,
-                dead: reply.4,
-                completed: reply.5,
-            };
-            let (completed, failed_deliveries, died, age, window, rows) =
-                (reply.6, reply.7, reply.8, reply.9, reply.10, reply.11);
-            Ok(Metrics {
-                counts,
-                window,
-                completed,
-                failed_deliveries,
-                dead: died,
-                next_job_age: age.map(Duration::from_millis),
-                minutes: rows
+        .map(
+            |(counts, completed, failed_deliveries, died, age, window, rows)| {
+                let counts: Vec<u64> = counts
                     .into_iter()
-                    .map(|(minute, completed, failed_deliveries)| Minute {
-                        minute,
-                        completed,
-                        failed_deliveries,
-                    })
-                    .collect(),
-            })
-        })
+                    .filter_map(|n| u64::try_from(n).ok())
+                    .collect();
+                let [waiting, parked, delayed, leased, dead, kept, blocked] = counts[..] else {
+                    return Err(Error::unexpected_reply(
+                        "work_queue/metrics",
+                        "not seven counts of jobs, one per state",
+                    ));
+                };
+                let counts = Counts {
+                    waiting,
+                    parked,
+                    delayed,
+                    leased,
+                    dead,
+                    completed: kept,
+                    blocked,
+                };
+                Ok(Metrics {
+                    counts,
+                    window,
+                    completed,
+                    failed_deliveries,
+                    dead: died,
+                    next_job_age: age.map(Duration::from_millis),
+                    minutes: rows
+                        .into_iter()
+                        .map(|(minute, completed, failed_deliveries)| Minute {
+                            minute,
+                            completed,
+                            failed_deliveries,
+                        })
+                        .collect(),
+                })
+            },
+        )
     }
 
     /// Whether the queue has any key on the server: jobs, settings, a pause flag, metrics,
@@ -839,6 +851,7 @@ impl WorkQueue {
             &k.kept,
             &k.turns,
             &k.completed,
+            &k.blocked,
             count,
             force,
         )

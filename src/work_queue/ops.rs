@@ -125,6 +125,7 @@ impl WorkQueue {
             &k.kept,
             &k.turns,
             &k.completed,
+            &k.blocked,
             self.lease,
             limit,
             u64::from(self.max_deliveries),
@@ -183,6 +184,7 @@ impl WorkQueue {
             &k.results,
             &k.kept,
             &k.completed,
+            &k.blocked,
             &job.id,
             &job.token,
             &done.result,
@@ -234,6 +236,7 @@ impl WorkQueue {
                 &k.groups,
                 &k.signal,
                 &k.events,
+                &k.blocked,
                 &job.id,
                 &job.token,
                 delay.min(MAX_DELAY),
@@ -270,6 +273,7 @@ impl WorkQueue {
             &k.parked,
             &k.jobs,
             &k.completed,
+            &k.blocked,
             id,
         )
         .map(|(removed, state)| {
@@ -285,7 +289,15 @@ impl WorkQueue {
     /// script (`work_queue/job`).
     pub fn job(&self, id: &str) -> Op<Option<JobInfo>> {
         let k = &self.keys;
-        let op = script::job(&k.delayed, &k.leased, &k.dead, &k.jobs, &k.completed, id);
+        let op = script::job(
+            &k.delayed,
+            &k.leased,
+            &k.dead,
+            &k.jobs,
+            &k.completed,
+            &k.blocked,
+            id,
+        );
         let id = id.to_owned();
         op.map(move |job| {
             job.map(|row| {
@@ -321,6 +333,7 @@ impl WorkQueue {
             &k.parked,
             &k.jobs,
             &k.completed,
+            &k.blocked,
             state.as_str(),
             offset,
             count,
@@ -351,17 +364,21 @@ impl WorkQueue {
             &k.dead,
             &k.parked,
             &k.completed,
+            &k.blocked,
         )
-        .map(|(waiting, parked, delayed, leased, dead, completed)| {
-            Ok(Counts {
-                waiting,
-                parked,
-                delayed,
-                leased,
-                dead,
-                completed,
-            })
-        })
+        .map(
+            |(waiting, parked, delayed, leased, dead, completed, blocked)| {
+                Ok(Counts {
+                    waiting,
+                    parked,
+                    delayed,
+                    leased,
+                    dead,
+                    completed,
+                    blocked,
+                })
+            },
+        )
     }
 
     /// Pauses the queue: from now on [`take`](Self::take) hands out nothing (it still acks

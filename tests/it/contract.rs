@@ -1179,17 +1179,9 @@ mod outside_client {
             ],
             "BAD_JOBS",
         );
-        let nack_keys = [
-            "{q}:waiting",
-            "{q}:delayed",
-            "{q}:leased",
-            "{q}:dead",
-            "{q}:parked",
-            "{q}:jobs",
-            "{q}:groups",
-            "{q}:signal",
-            "{q}:events",
-        ];
+        let queue = redis_patterns::work_queue::WorkQueue::new("q").unwrap();
+        let nack_keys = crate::work_queue::keys_of(&queue, &scripts::work_queue::NACK);
+        let ack_keys = crate::work_queue::keys_of(&queue, &scripts::work_queue::ACK);
         // Retry options stored as `007` attempts are not 7 attempts.
         refused(
             &mut con,
@@ -1219,18 +1211,7 @@ mod outside_client {
                 "HSET", "{q}:jobs", "s:j", "leased", "t:j", "007", "r:j", "1", "n:j", "1",
             ]],
             &scripts::work_queue::ACK,
-            &[
-                "{q}:waiting",
-                "{q}:leased",
-                "{q}:parked",
-                "{q}:jobs",
-                "{q}:groups",
-                "{q}:signal",
-                "{q}:events",
-                "{q}:results",
-                "{q}:kept",
-                "{q}:completed",
-            ],
+            &ack_keys,
             &["j", "7", ""],
             "LEASE_LOST",
         );
@@ -1322,18 +1303,7 @@ mod outside_client {
         );
         harness::cmd(&mut con, &["ZREM", key("waiting"), "j"]);
         harness::cmd(&mut con, &["ZADD", key("leased"), "99999999999999", "j"]);
-        let ack = [
-            key("waiting"),
-            key("leased"),
-            key("parked"),
-            key("jobs"),
-            key("groups"),
-            key("signal"),
-            key("events"),
-            key("results"),
-            key("kept"),
-            key("completed"),
-        ];
+        let ack = crate::work_queue::keys_of(&queue, &scripts::work_queue::ACK);
         dump_unchanged(&mut con, |con| {
             assert_code(
                 harness::eval(con, &scripts::work_queue::ACK, &ack, &["j", "1", ""]),

@@ -228,14 +228,14 @@ fn an_op_a_batch_and_a_recovery_are_spans() {
             ("script", "native"),
         ],
         &[
-            ("keys", "15"),
+            ("keys", "16"),
             ("mode", "EVALSHA"),
             ("recoveries", "1"),
             ("script", "work_queue/take"),
         ],
         &[
             ("error", "LEASE_LOST"),
-            ("keys", "10"),
+            ("keys", "11"),
             ("mode", "EVALSHA"),
             ("recoveries", "1"),
             ("script", "work_queue/ack"),

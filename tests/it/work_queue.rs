@@ -422,6 +422,7 @@ fn keys_share_the_names_slot() {
             "{app}:jobs:kept",
             "{app}:jobs:turns",
             "{app}:jobs:completed",
+            "{app}:jobs:blocked",
         ]
     );
     assert_eq!(WorkQueue::new("mail").unwrap().keys()[0], "{mail}:waiting");
@@ -1129,11 +1130,11 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(harness::dump(&mut con), before);
 }
 
-/// The keys `script` takes, by the names in its header: a subset of the queue's fifteen
+/// The keys `script` takes, by the names in its header: a subset of the queue's sixteen
 /// (the schedules' three, `schedules`, `due` and `schedules_wake`, and a deduplication
 /// `window`, left out).
 pub(crate) fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
-    const NAMES: [&str; 15] = [
+    const NAMES: [&str; 16] = [
         "waiting",
         "delayed",
         "leased",
@@ -1149,6 +1150,7 @@ pub(crate) fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script)
         "kept",
         "turns",
         "completed",
+        "blocked",
     ];
     script
         .keys

@@ -1,15 +1,15 @@
 //! Flows: a parent job that runs once each of its children has ended, as each child's
 //! failure policy says.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
 use redis_patterns::work_queue::{
-    Backoff, Child, Job, JobOptions, MAX_CHILDREN, MAX_TAKE, OnChildFailure, Settings, State,
-    WorkQueue,
+    Backoff, Child, Job, JobInfo, JobOptions, MAX_CHILDREN, MAX_TAKE, OnChildFailure, Settings,
+    State, WorkQueue,
 };
 
 use crate::harness::{self, Transcript, assert_code, assert_snapshot};
@@ -68,8 +68,17 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         con,
         queue.add_flow("third", "x", JobOptions::new(), &twice)
     );
-    let _ = step!(t, con, queue.job("report"));
+    // A blocked parent's time is when it was added: whether it has one is what replays.
+    let _ = step!(
+        t,
+        con,
+        queue.job("report").map(|j| Ok(j.map(|j| JobInfo {
+            at_ms: j.at_ms.map(|_| 0),
+            ..j
+        })))
+    );
     let _ = step!(t, con, queue.counts());
+    let _ = step!(t, con, listed(&queue, State::Blocked));
     let sales = take_one(con, &queue, "sales");
     let _ = step!(t, con, queue.ack(&sales).map(|_| Ok("sales acked")));
     let costs = take_one(con, &queue, "costs");
@@ -102,6 +111,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
             j.failed_children
         ))))
     );
+    let _ = step!(t, con, listed(&queue, State::Blocked));
+    let _ = step!(t, con, queue.counts());
     let report = take_one(con, &queue, "report");
     t.note(&format!(
         "taken: {} (payload {:?})",
@@ -148,10 +159,26 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
             Ok(events)
         })
     );
+    // A blocked parent removed leaves its children to run on their own.
+    let alone = [Child::new("orphan", "o").unwrap()];
+    let _ = step!(
+        t,
+        con,
+        queue.add_flow("dropped", "d", JobOptions::new(), &alone)
+    );
+    let _ = step!(t, con, queue.remove("dropped"));
+    let _ = step!(t, con, listed(&queue, State::Blocked));
     let _ = step!(t, con, queue.add_flow("none", "x", JobOptions::new(), &[]));
     let delayed = JobOptions::new().delay(Duration::from_secs(1));
     let _ = step!(t, con, queue.add_flow("late", "x", delayed, &again));
     t
+}
+
+/// The ids of the first page of jobs in `state`.
+fn listed(queue: &WorkQueue, state: State) -> redis_patterns::Op<Vec<String>> {
+    queue
+        .list(state, 0, 100)
+        .map(|jobs| Ok(jobs.into_iter().map(|job| job.id).collect()))
 }
 
 #[test]
@@ -211,6 +238,24 @@ fn every_parent_runs_once_after_its_children_with_the_right_outcome() {
             .run(&mut con)
             .unwrap();
     }
+    // Every parent is blocked, listed by when it was added (then by id).
+    assert_eq!(queue.counts().run(&mut con).unwrap().blocked, FLOWS);
+    let mut listed = Vec::new();
+    for offset in (0..FLOWS).step_by(100) {
+        listed.extend(
+            queue
+                .list(State::Blocked, offset, 100)
+                .run(&mut con)
+                .unwrap(),
+        );
+    }
+    assert!(
+        listed
+            .windows(2)
+            .all(|w| (w[0].at_ms, &w[0].id) < (w[1].at_ms, &w[1].id))
+    );
+    let listed: BTreeSet<String> = listed.into_iter().map(|job| job.id).collect();
+    assert_eq!(listed, (0..FLOWS).map(|f| format!("p{f}")).collect());
     // Each parent's run, with the failed children it listed.
     let runs: Mutex<Vec<(String, Vec<String>)>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
@@ -270,10 +315,17 @@ fn every_parent_runs_once_after_its_children_with_the_right_outcome() {
         let mut con = db.con();
         harness::wait_until("every flow to end", 20, || {
             let counts = queue.counts().run(&mut con).unwrap();
-            counts.waiting + counts.delayed + counts.leased + counts.parked == 0
+            counts.waiting + counts.delayed + counts.leased + counts.parked + counts.blocked == 0
         });
         stop.store(true, Ordering::SeqCst);
     });
+    assert!(
+        queue
+            .list(State::Blocked, 0, 100)
+            .run(&mut con)
+            .unwrap()
+            .is_empty()
+    );
     let runs = runs.into_inner().unwrap();
     let mut ran: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (parent, failed) in runs {
@@ -346,6 +398,19 @@ fn a_damaged_link_or_count_is_refused_before_any_write() {
         assert_eq!(harness::dump(&mut con), dump, "{field} = {value}");
         harness::cmd(&mut con, &["HSET", jobs, field, &before]);
     }
+    // The blocked parents' set of another type: refused before the ack writes, as by the
+    // nack and the take that would end the child too.
+    let blocked = queue.keys()[15];
+    let parents = harness::dump(&mut con);
+    harness::cmd(&mut con, &["RENAME", blocked, "aside"]);
+    harness::cmd(&mut con, &["SET", blocked, "not a zset"]);
+    let dump = harness::dump(&mut con);
+    assert_code(queue.ack(&job).run(&mut con), "WRONGTYPE");
+    assert_code(queue.nack(&job, "x").run(&mut con), "WRONGTYPE");
+    assert_eq!(harness::dump(&mut con), dump);
+    harness::cmd(&mut con, &["DEL", blocked]);
+    harness::cmd(&mut con, &["RENAME", "aside", blocked]);
+    assert_eq!(harness::dump(&mut con), parents);
     queue.ack(&job).run(&mut con).unwrap();
     assert_eq!(
         queue.job("p").run(&mut con).unwrap().map(|j| j.state),

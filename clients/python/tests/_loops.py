@@ -37,7 +37,7 @@ class Running(threading.Thread):
 
 def counts(r: redis.Redis, name: str) -> Dict[str, int]:
     """How many jobs of queue `name` are in each state."""
-    waiting, parked, delayed, leased, dead, completed = rp.WorkQueue(name).counts().run(r)
+    waiting, parked, delayed, leased, dead, completed, blocked = rp.WorkQueue(name).counts().run(r)
     return {
         "waiting": waiting,
         "parked": parked,
@@ -45,6 +45,7 @@ def counts(r: redis.Redis, name: str) -> Dict[str, int]:
         "leased": leased,
         "dead": dead,
         "completed": completed,
+        "blocked": blocked,
     }
 
 

@@ -582,7 +582,7 @@ def test_work_queue(run: Runner) -> None:
     assert run(queue.add("j1", b"hi", 0, 0, "")) == (False, "waiting")
     before_j2 = now_ms()
     assert run(queue.add("j2", b"later", 0, 60_000, "")) == (True, "delayed")
-    assert run(queue.counts()) == (1, 0, 1, 0, 0, 0)
+    assert run(queue.counts()) == (1, 0, 1, 0, 0, 0, 0)
     assert run(queue.set_priority("j1", 5)) == "waiting"
     assert run(queue.set_delay("j2", 0)) == (True, "waiting")
     job = run(queue.job("j1"))
@@ -615,7 +615,7 @@ def test_work_queue(run: Runner) -> None:
     assert ends[0][3] == b"50%" and ends[2][3] == b"smtp down"
     assert [e[1:4] for e in entries[:2]] == [("added", "j1", b"waiting"), ("added", "j2", b"delayed")]
     minutes = run(queue.metrics(60))
-    assert minutes[5] == 1 and minutes[6] == 1 and minutes[10] == 60
+    assert minutes[0][5] == 1 and minutes[1] == 1 and minutes[5] == 60
     assert run(queue.pause()) is True
     assert run(queue.paused()) is True
     assert run(queue.resume()) is True
@@ -628,6 +628,7 @@ def test_work_queue(run: Runner) -> None:
     assert run(queue.retry_dead(10)) == 1
     assert run(queue.clean("waiting", 10)) == 1
     assert run(queue.add_flow("parent", b"p", 0, "", [b"c1", b"x", b"fail"])) == (True, "blocked")
+    assert [row[0] for row in run(queue.list("blocked", 0, 10))] == ["parent"] and run(queue.counts())[6] == 1
     new, next_run = run(queue.set_schedule("hourly", 0, "", "", 0, 0, "", b"tick", False, every=3_600_000))
     assert new is True and next_run > now_ms()
     schedule = run(queue.schedule("hourly"))
@@ -653,7 +654,7 @@ def test_work_queue(run: Runner) -> None:
     assert running.value.code == "NOT_PAUSED"
     assert run(queue.pause()) is True
     assert run(queue.delete_queue(100, True)) == 0
-    assert run(queue.counts()) == (0, 0, 0, 0, 0, 0)
+    assert run(queue.counts()) == (0, 0, 0, 0, 0, 0, 0)
 
 
 def test_every_script_was_called(request: pytest.FixtureRequest) -> None:

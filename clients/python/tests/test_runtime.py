@@ -133,7 +133,7 @@ def test_keys_are_named_from_their_templates() -> None:
 def test_a_family_names_its_keys_as_the_rust_crate_does() -> None:
     assert rp.WorkQueue("emails").counts().keys == [
         "{emails}:waiting", "{emails}:delayed", "{emails}:leased", "{emails}:dead", "{emails}:parked",
-        "{emails}:completed",
+        "{emails}:completed", "{emails}:blocked",
     ]
     assert rp.Tag("blog").add("post:1", ["redis", "lua"]).keys == [
         "{blog}:target:post:1", "{blog}:tag:redis", "{blog}:tag:lua",

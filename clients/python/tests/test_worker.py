@@ -95,7 +95,7 @@ def assert_loop_outcome(r: redis.Redis, name: str, reports: List[WorkReport], se
     assert seen.of("fail") == [1, 2]
     dead = rp.WorkQueue(name).job("fail").run(r)
     assert dead is not None and dead[0] == "dead" and dead[4] == b"boom"
-    assert counts(r, name) == {"waiting": 0, "parked": 0, "delayed": 0, "leased": 0, "dead": 1, "completed": 0}
+    assert counts(r, name) == {"waiting": 0, "parked": 0, "delayed": 0, "leased": 0, "dead": 1, "completed": 0, "blocked": 0}
 
 
 def test_two_workers_drain_the_queue_renew_a_long_job_and_kill_a_failing_one(server: Server, r: redis.Redis) -> None:

@@ -9,8 +9,10 @@
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
---- @return (uint, uint, uint, uint, uint, uint)  waiting, parked, delayed, leased, dead, completed (kept)
---- @error BAD_ARGS               not 6 keys and 0 arguments
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
+--- @return (uint, uint, uint, uint, uint, uint, uint)  waiting, parked, delayed, leased, dead, completed (kept),
+---                               blocked (flow parents waiting for their children)
+--- @error BAD_ARGS               not 7 keys and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(1)
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -29,8 +31,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -38,14 +40,16 @@ local leased = KEYS[3]
 local dead = KEYS[4]
 local parked = KEYS[5]
 local completed = KEYS[6]
+local blocked = KEYS[7]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
-    parked ~= tag_of_keys .. ':parked' or completed ~= tag_of_keys .. ':completed' then
-  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':completed' }) do
+    parked ~= tag_of_keys .. ':parked' or completed ~= tag_of_keys .. ':completed' or
+    blocked ~= tag_of_keys .. ':blocked' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -61,4 +65,5 @@ return {
   redis.call('ZCARD', leased),
   redis.call('ZCARD', dead),
   redis.call('ZCARD', completed),
+  redis.call('ZCARD', blocked),
 }

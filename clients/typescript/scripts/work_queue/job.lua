@@ -3,7 +3,8 @@
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
 --- The time that goes with a job's state is when a delayed job is due, when a lease runs
---- out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+--- out, when a job died, when it completed, or when a blocked flow parent was added;
+--- waiting and parked jobs have none. A completed
 --- job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
 --- it and a job leased or ended since the queue began to keep them when its last delivery
 --- started.
@@ -12,6 +13,7 @@
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg id string non-empty      the job's id
 --- @return (string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?, uint?, bytes?)?  the job:
 ---                               its state, deliveries, priority, group (nil for none), last error (nil for none),
@@ -21,7 +23,7 @@
 ---                               (`<length>:<id>` each; see add_flow.lua; nil for none), when its last
 ---                               delivery started (nil for none kept), and its result when completed (nil
 ---                               for none); nil when there is no job with this id
---- @error BAD_ARGS               not 5 keys and 1 argument
+--- @error BAD_ARGS               not 6 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
@@ -53,14 +55,15 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 5 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 6 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local delayed = KEYS[1]
 local leased = KEYS[2]
 local dead = KEYS[3]
 local jobs = KEYS[4]
 local completed = KEYS[5]
+local blocked = KEYS[6]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -71,8 +74,8 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:delayed, got ' .. shown(delayed))
 end
 if leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or jobs ~= tag_of_keys .. ':jobs' or
-    completed ~= tag_of_keys .. ':completed' then
-  for i, each in ipairs({ ':leased', ':dead', ':jobs', ':completed' }) do
+    completed ~= tag_of_keys .. ':completed' or blocked ~= tag_of_keys .. ':blocked' then
+  for i, each in ipairs({ ':leased', ':dead', ':jobs', ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in delayed, got ' ..
@@ -82,7 +85,7 @@ if leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or jobs 
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.
-for _, zset in ipairs({ delayed, leased, dead, completed }) do
+for _, zset in ipairs({ delayed, leased, dead, completed, blocked }) do
   redis.call('ZCARD', zset)
 end
 local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id,
@@ -100,6 +103,8 @@ elseif state == 'dead' then
   at = redis.call('ZSCORE', dead, id)
 elseif state == 'completed' then
   at = redis.call('ZSCORE', completed, id)
+elseif state == 'blocked' then
+  at = redis.call('ZSCORE', blocked, id)
 end
 if not (fields[3] and safe_integer(fields[3], 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[3] or ''))

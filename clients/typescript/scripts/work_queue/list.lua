@@ -3,7 +3,8 @@
 ---
 --- Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
 --- due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
---- completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
+--- completed jobs (while the queue keeps them: see `configure.lua`) by when they completed,
+--- blocked flow parents (see `add_flow.lua`) by when they were added; ties by id.
 --- A page is read at one instant; pages read one after another may skip or repeat a job
 --- that moved in between.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
@@ -13,14 +14,15 @@
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
---- @arg state string waiting|delayed|leased|dead|parked|completed   the state to list
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
+--- @arg state string waiting|delayed|leased|dead|parked|completed|blocked   the state to list
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
 --- @arg count uint 1..=100       the most jobs listed
 --- @return [(string, uint, uint, string?, bytes?, bytes, uint?, uint?)]  a row per job: its id,
 ---                               deliveries, priority, group (nil for none), last error (nil for none),
 ---                               payload, the time that goes with its state, and when its last delivery
 ---                               started, as `job.lua` answers them
---- @error BAD_ARGS               not 7 keys and 3 arguments
+--- @error BAD_ARGS               not 8 keys and 3 arguments
 --- @error BAD_STATE              not one of its choices
 --- @error BAD_OFFSET             not an integer within its range
 --- @error BAD_COUNT              not an integer within its range
@@ -54,8 +56,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 7 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 7 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -64,11 +66,12 @@ local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
 local completed = KEYS[7]
+local blocked = KEYS[8]
 local state = ARGV[1]
 if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 'dead' and state ~= 'parked' and
-    state ~= 'completed' then
+    state ~= 'completed' and state ~= 'blocked' then
   return redis.error_reply(
-      'BAD_STATE must be one of waiting, delayed, leased, dead, parked, completed, got ' .. shown(state))
+      'BAD_STATE must be one of waiting, delayed, leased, dead, parked, completed, blocked, got ' .. shown(state))
 end
 local offset = ARGV[2] == '0' and 0 or tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not offset or offset > 1000000000 then
@@ -84,9 +87,9 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
-    parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
-    completed ~= tag_of_keys .. ':completed' then
-  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':completed' }) do
+    parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or completed ~= tag_of_keys .. ':completed' or
+    blocked ~= tag_of_keys .. ':blocked' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -96,12 +99,12 @@ if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, completed }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, completed, blocked }) do
   redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
 local zsets = { waiting = waiting, delayed = delayed, leased = leased, dead = dead, parked = parked,
-  completed = completed }
+  completed = completed, blocked = blocked }
 local members = redis.call('ZRANGE', zsets[state], offset, offset + count - 1, 'WITHSCORES')
 local page = {}
 for i = 1, #members, 2 do

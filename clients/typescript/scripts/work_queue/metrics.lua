@@ -20,13 +20,14 @@
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg minutes uint 1..=1440    how many of the last minutes to return, at most the window kept
---- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)]) counts,
----   totals, age, window, rows: waiting, parked, delayed, leased, dead and completed (kept) jobs; completed jobs,
+--- @return ([int], uint, uint, uint, uint?, uint, [(uint, uint, uint)]) counts, totals, age, window, rows:
+---   the jobs waiting, parked, delayed, leased, dead, completed (kept) and blocked; completed jobs,
 ---   failed deliveries and dead jobs in all; the next job's age in ms; the minutes of
 ---   metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms /
 ---   60,000), completed jobs, failed deliveries
---- @error BAD_ARGS               not 8 keys and 1 argument
+--- @error BAD_ARGS               not 9 keys and 1 argument
 --- @error BAD_MINUTES            not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
@@ -214,8 +215,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 8 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 8 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 9 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -225,6 +226,7 @@ local parked = KEYS[5]
 local jobs = KEYS[6]
 local turns = KEYS[7]
 local completed = KEYS[8]
+local blocked = KEYS[9]
 local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not minutes or minutes > 1440 then
   return redis.error_reply('BAD_MINUTES must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
@@ -236,8 +238,8 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
 end
 if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
     parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or turns ~= tag_of_keys .. ':turns' or
-    completed ~= tag_of_keys .. ':completed' then
-  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns', ':completed' }) do
+    completed ~= tag_of_keys .. ':completed' or blocked ~= tag_of_keys .. ':blocked' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':turns', ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -252,17 +254,18 @@ if bad then
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local reply = {}
-for i, zset in ipairs({ waiting, parked, delayed, leased, dead, completed }) do
-  reply[i] = redis.call('ZCARD', zset)
+local in_states = {}
+for i, zset in ipairs({ waiting, parked, delayed, leased, dead, completed, blocked }) do
+  in_states[i] = redis.call('ZCARD', zset)
 end
+local reply = { in_states }
 local kept = math.min(minutes, settings.metrics_minutes)
 local current, bad_metrics = metrics_at(jobs, now, math.max(settings.metrics_minutes, 1))
 if not current then
   return bad_metrics
 end
 for i = 1, 3 do
-  reply[6 + i] = current.totals[i]
+  reply[1 + i] = current.totals[i]
 end
 -- The jobs first in line: the head of `waiting`, and the first job of the group whose
 -- turn comes first (parked in its group's range while groups take turns).
@@ -287,8 +290,8 @@ for _, head in pairs(heads) do
     oldest = ready
   end
 end
-reply[10] = oldest and math.max(now - oldest, 0)
-reply[11] = settings.metrics_minutes
+reply[5] = oldest and math.max(now - oldest, 0)
+reply[6] = settings.metrics_minutes
 
 local rows = {}
 if kept > 0 then
@@ -315,5 +318,5 @@ if kept > 0 then
     rows[i + 1] = { current.minute - i, counts[1], counts[2] }
   end
 end
-reply[12] = rows
+reply[7] = rows
 return reply

@@ -130,13 +130,13 @@ export { WorkQueue } from "./work_queue.js";
 export const VERSION = "0.1.0";
 
 /** The Redis Functions library of these scripts (`functions.lua`), as Redis names it. */
-export const LIBRARY = "redis_patterns_v0_1_0_2bcc29cf22db";
+export const LIBRARY = "redis_patterns_v0_1_0_b8bb80d06ec7";
 
 /**
  * The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that agree
  * on it call the same scripts with the same contracts.
  */
-export const MANIFEST_SHA1 = "059bcd10bc73d15fc5aa09682ffe0135a471e7e1";
+export const MANIFEST_SHA1 = "db8329ede85dc01aa7510dc6e672de5a6d7ebfda";
 
 /** Every script, sorted by name. */
 export const SCRIPTS: readonly Script[] = [

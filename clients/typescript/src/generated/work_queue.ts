@@ -40,6 +40,9 @@ export const KEY_KEPT = new rt.Form("work_queue", "{<name>}:kept", [rt.tag([rt.v
 /** The name template `{<name>}:completed`. */
 export const KEY_COMPLETED = new rt.Form("work_queue", "{<name>}:completed", [rt.tag([rt.value("name")]), rt.text(":completed")]);
 
+/** The name template `{<name>}:blocked`. */
+export const KEY_BLOCKED = new rt.Form("work_queue", "{<name>}:blocked", [rt.tag([rt.value("name")]), rt.text(":blocked")]);
+
 /** The name template `{<name>}:delayed`. */
 export const KEY_DELAYED = new rt.Form("work_queue", "{<name>}:delayed", [rt.tag([rt.value("name")]), rt.text(":delayed")]);
 
@@ -76,11 +79,11 @@ export const KEY_SCHEDULES_WAKE = new rt.Form("work_queue", "{<name>}:schedules_
 export const ACK = new rt.Script({
   name: "work_queue/ack",
   path: "scripts/work_queue/ack.lua",
-  sha1: "8b75adf5f937d39366db579f91d56d88a1f75575",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__ack",
+  sha1: "d769316533c311aa4db568e86fed6b4553e558a3",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__ack",
   readOnly: false,
-  keys: [10, 10],
-  keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed"],
+  keys: [11, 11],
+  keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed", "blocked"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
@@ -136,6 +139,8 @@ const ACK_REPLY: rt.Decode<number> = rt.INT;
  *         clock)
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     id (`string`, not empty): the job's id
@@ -148,7 +153,7 @@ const ACK_REPLY: rt.Decode<number> = rt.INT;
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 10 keys and 3 arguments
+ *         BAD_ARGS: not 11 keys and 3 arguments
  *         BAD_ID: empty
  *         BAD_TOKEN: empty
  *         BAD_KEYS: a key not named as its template says
@@ -174,11 +179,12 @@ export function ack(
   results: string,
   kept: string,
   completed: string,
+  blocked: string,
   id: string,
   token: string,
   result: rt.Bytes,
 ): rt.Call<number> {
-  return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept, completed], ACK.encode([id, token, result]), ACK_REPLY);
+  return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept, completed, blocked], ACK.encode([id, token, result]), ACK_REPLY);
 }
 
 /**
@@ -190,7 +196,7 @@ export const ADD = new rt.Script({
   name: "work_queue/add",
   path: "scripts/work_queue/add.lua",
   sha1: "297612ad8b50a316346a8e4bd322549793be4f37",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__add",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__add",
   readOnly: false,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns"],
@@ -339,7 +345,7 @@ export const ADD_DEDUPLICATED = new rt.Script({
   name: "work_queue/add_deduplicated",
   path: "scripts/work_queue/add_deduplicated.lua",
   sha1: "8ef78386199ed8ea455f63978e7e981b40b43682",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__add_deduplicated",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__add_deduplicated",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"],
@@ -497,11 +503,11 @@ export function addDeduplicated(
 export const ADD_FLOW = new rt.Script({
   name: "work_queue/add_flow",
   path: "scripts/work_queue/add_flow.lua",
-  sha1: "06b9411e548371c4e5b64049ae5372603b1b4cee",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__add_flow",
+  sha1: "7c8366d182e978a8877727d644856ca330ddda13",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__add_flow",
   readOnly: false,
-  keys: [4, 4],
-  keyNames: ["waiting", "delayed", "jobs", "signal"],
+  keys: [5, 5],
+  keyNames: ["waiting", "delayed", "jobs", "signal", "blocked"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
     rt.param("payload", "bytes", "BAD_PAYLOAD"),
@@ -521,12 +527,13 @@ const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR)
  * Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),
  * added in one call: all of it or, when the parent's id is in the queue already,
  * nothing (as `add.lua` deduplicates). The children wait at once, with the parent's
- * priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until
- * its last child ends, then waits at its own rank, as if added then. Each child says
- * what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does
- * to the parent: `fail` takes the parent to `dead` with it (its other children run
- * on), `ignore` counts as ended, `continue` counts as ended and lists the child among
- * the parent's failed children (`job.lua`), for the parent's worker to read. A child
+ * priority and no group; the parent is `blocked` (listed in `blocked` by when it was
+ * added; a parent added before this set was kept is in no list) until its last child
+ * ends, then waits at its own rank, as if added then. Each child says what its failure
+ * (dead: `nack.lua`, a lease that ran out on its last delivery) does to the parent:
+ * `fail` takes the parent to `dead` with it (its other children run on), `ignore`
+ * counts as ended, `continue` counts as ended and lists the child among the parent's
+ * failed children (`job.lua`), for the parent's worker to read. A child
  * names its parent in `jobs` (P:<child>, the policy's first letter then the parent's
  * id); the parent counts its children still running (w:<parent>) and lists the failed
  * ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
@@ -546,6 +553,8 @@ const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR)
  *         group, t token, e error
  *     signal (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait
  *         on it with BZPOPMIN
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     id (`string`, not empty): the parent's id
@@ -561,7 +570,7 @@ const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR)
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 4 keys and from 7 to 154 arguments
+ *         BAD_ARGS: not 5 keys and from 7 to 154 arguments
  *         BAD_ID: empty
  *         BAD_PRIORITY: not an integer within its range
  *         BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail, ignore
@@ -577,13 +586,14 @@ export function addFlow(
   delayed: string,
   jobs: string,
   signal: string,
+  blocked: string,
   id: string,
   payload: rt.Bytes,
   priority: rt.Int,
   group: string,
   children: readonly rt.Bytes[],
 ): rt.Call<[boolean, string]> {
-  return ADD_FLOW.call([waiting, delayed, jobs, signal], ADD_FLOW.encode([id, payload, priority, group, children]), ADD_FLOW_REPLY);
+  return ADD_FLOW.call([waiting, delayed, jobs, signal, blocked], ADD_FLOW.encode([id, payload, priority, group, children]), ADD_FLOW_REPLY);
 }
 
 /**
@@ -596,7 +606,7 @@ export const CLEAN = new rt.Script({
   name: "work_queue/clean",
   path: "scripts/work_queue/clean.lua",
   sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__clean",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__clean",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
@@ -684,7 +694,7 @@ export const CONFIGURE = new rt.Script({
   name: "work_queue/configure",
   path: "scripts/work_queue/configure.lua",
   sha1: "5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__configure",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__configure",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["parked", "jobs", "wake", "signal", "events"],
@@ -855,18 +865,18 @@ export function configure(
 export const COUNTS = new rt.Script({
   name: "work_queue/counts",
   path: "scripts/work_queue/counts.lua",
-  sha1: "2b9dbdee076475f6723c37906359dfa5c8a60b00",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__counts",
+  sha1: "14d914ca0887ef7eefcf1db288623fdce2ccdb27",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__counts",
   readOnly: true,
-  keys: [6, 6],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "completed"],
+  keys: [7, 7],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"],
   args: [
   ],
   defaults: {},
   errors: ["BAD_ARGS", "BAD_KEYS"],
 });
 
-const COUNTS_REPLY: rt.Decode<[number, number, number, number, number, number]> = rt.tupleOf(rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT);
+const COUNTS_REPLY: rt.Decode<[number, number, number, number, number, number, number]> = rt.tupleOf(rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT);
 
 /**
  * Counts the jobs in each state, at one instant.
@@ -889,15 +899,17 @@ const COUNTS_REPLY: rt.Decode<[number, number, number, number, number, number]> 
  *         score 0 (see take.lua)
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Returns:
- *     `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead, completed
- *         (kept)
+ *     `(uint, uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead,
+ *         completed (kept), blocked (flow parents waiting for their children)
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 6 keys and 0 arguments
+ *         BAD_ARGS: not 7 keys and 0 arguments
  *         BAD_KEYS: a key not named as its template says
  *
  * Complexity: O(1).
@@ -909,8 +921,9 @@ export function counts(
   dead: string,
   parked: string,
   completed: string,
-): rt.Call<[number, number, number, number, number, number]> {
-  return COUNTS.call([waiting, delayed, leased, dead, parked, completed], COUNTS.encode([]), COUNTS_REPLY);
+  blocked: string,
+): rt.Call<[number, number, number, number, number, number, number]> {
+  return COUNTS.call([waiting, delayed, leased, dead, parked, completed, blocked], COUNTS.encode([]), COUNTS_REPLY);
 }
 
 /**
@@ -922,11 +935,11 @@ export function counts(
 export const DELETE_QUEUE = new rt.Script({
   name: "work_queue/delete_queue",
   path: "scripts/work_queue/delete_queue.lua",
-  sha1: "4f1061c260d740004f35182b34ef076ed78314b3",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__delete_queue",
+  sha1: "619c53ee3bbb7adf3fd36476a920f71bb57c888b",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__delete_queue",
   readOnly: false,
-  keys: [15, 15],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"],
+  keys: [16, 16],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"],
   args: [
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
     rt.param("force", "bool", "BAD_FORCE"),
@@ -978,6 +991,8 @@ const DELETE_QUEUE_REPLY: rt.Decode<number> = rt.UINT;
  *         turns (see take.lua)
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -989,7 +1004,7 @@ const DELETE_QUEUE_REPLY: rt.Decode<number> = rt.UINT;
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 15 keys and 2 arguments
+ *         BAD_ARGS: not 16 keys and 2 arguments
  *         BAD_COUNT: not an integer within its range
  *         BAD_FORCE: not 1 or 0
  *         BAD_KEYS: a key not named as its template says
@@ -1016,10 +1031,11 @@ export function deleteQueue(
   kept: string,
   turns: string,
   completed: string,
+  blocked: string,
   count: rt.Int,
   force: boolean,
 ): rt.Call<number> {
-  return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], DELETE_QUEUE.encode([count, force]), DELETE_QUEUE_REPLY);
+  return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed, blocked], DELETE_QUEUE.encode([count, force]), DELETE_QUEUE_REPLY);
 }
 
 /**
@@ -1031,7 +1047,7 @@ export const DUE = new rt.Script({
   name: "work_queue/due",
   path: "scripts/work_queue/due.lua",
   sha1: "0ee986ba1a429fc70d0ac4717710876d375007fd",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__due",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__due",
   readOnly: true,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -1106,7 +1122,7 @@ export const EVENTS = new rt.Script({
   name: "work_queue/events",
   path: "scripts/work_queue/events.lua",
   sha1: "2f38cc490f67e7d48e458930f79e1bbe45b11444",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__events",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__events",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["events"],
@@ -1184,7 +1200,7 @@ export const EXTEND = new rt.Script({
   name: "work_queue/extend",
   path: "scripts/work_queue/extend.lua",
   sha1: "846f294460e470cc36a5d8642dc260ec6f7c1c40",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__extend",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__extend",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["leased", "jobs"],
@@ -1255,7 +1271,7 @@ export const FIRE = new rt.Script({
   name: "work_queue/fire",
   path: "scripts/work_queue/fire.lua",
   sha1: "904934ba228957235cb56ca39dd9e5192d141b0e",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__fire",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__fire",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"],
@@ -1367,11 +1383,11 @@ export function fire(
 export const JOB = new rt.Script({
   name: "work_queue/job",
   path: "scripts/work_queue/job.lua",
-  sha1: "e05c8eef68b5791e2bbdf30727378a659515e1bc",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__job",
+  sha1: "04712789e98fb5f1cde698cefa47ebc24c6e1f23",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__job",
   readOnly: true,
-  keys: [5, 5],
-  keyNames: ["delayed", "leased", "dead", "jobs", "completed"],
+  keys: [6, 6],
+  keyNames: ["delayed", "leased", "dead", "jobs", "completed", "blocked"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
@@ -1387,7 +1403,8 @@ const JOB_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null
  *
  * Beyond the books, for operators and for a caller whose add was deduplicated.
  * The time that goes with a job's state is when a delayed job is due, when a lease runs
- * out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+ * out, when a job died, when it completed, or when a blocked flow parent was added;
+ * waiting and parked jobs have none. A completed
  * job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
  * it and a job leased or ended since the queue began to keep them when its last delivery
  * started.
@@ -1405,6 +1422,8 @@ const JOB_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null
  *         group, t token, e error
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     id (`string`, not empty): the job's id
@@ -1421,7 +1440,7 @@ const JOB_REPLY: rt.Decode<[string, number, number, string | null, Buffer | null
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 5 keys and 1 argument
+ *         BAD_ARGS: not 6 keys and 1 argument
  *         BAD_ID: empty
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did not
@@ -1436,9 +1455,10 @@ export function job(
   dead: string,
   jobs: string,
   completed: string,
+  blocked: string,
   id: string,
 ): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, Buffer | null, number, Buffer | null, number | null, Buffer | null] | null> {
-  return JOB.call([delayed, leased, dead, jobs, completed], JOB.encode([id]), JOB_REPLY);
+  return JOB.call([delayed, leased, dead, jobs, completed, blocked], JOB.encode([id]), JOB_REPLY);
 }
 
 /**
@@ -1449,13 +1469,13 @@ export function job(
 export const LIST = new rt.Script({
   name: "work_queue/list",
   path: "scripts/work_queue/list.lua",
-  sha1: "411f5fcc2ea73108a2464f563c5c677a062b7d63",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__list",
+  sha1: "c46d444e555bb6debb9ff98baff746bf5839ddf1",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__list",
   readOnly: true,
-  keys: [7, 7],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "completed"],
+  keys: [8, 8],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "completed", "blocked"],
   args: [
-    rt.param("state", "string", "BAD_STATE", { choices: ["waiting", "delayed", "leased", "dead", "parked", "completed"] }),
+    rt.param("state", "string", "BAD_STATE", { choices: ["waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"] }),
     rt.param("offset", "uint", "BAD_OFFSET", { low: 0n, high: 1000000000n }),
     rt.param("count", "uint", "BAD_COUNT", { low: 1n, high: 100n }),
   ],
@@ -1470,7 +1490,8 @@ const LIST_REPLY: rt.Decode<[string, number, number, string | null, Buffer | nul
  *
  * Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
  * due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
- * completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
+ * completed jobs (while the queue keeps them: see `configure.lua`) by when they completed,
+ * blocked flow parents (see `add_flow.lua`) by when they were added; ties by id.
  * A page is read at one instant; pages read one after another may skip or repeat a job
  * that moved in between.
  *
@@ -1491,10 +1512,12 @@ const LIST_REPLY: rt.Decode<[string, number, number, string | null, Buffer | nul
  *         group, t token, e error
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
- *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the
- *         state to list
+ *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`,
+ *         `blocked`): the state to list
  *     offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
  *     count (`uint`, from 1 to 100): the most jobs listed
  *
@@ -1506,7 +1529,7 @@ const LIST_REPLY: rt.Decode<[string, number, number, string | null, Buffer | nul
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 7 keys and 3 arguments
+ *         BAD_ARGS: not 8 keys and 3 arguments
  *         BAD_STATE: not one of its choices
  *         BAD_OFFSET: not an integer within its range
  *         BAD_COUNT: not an integer within its range
@@ -1525,11 +1548,12 @@ export function list(
   parked: string,
   jobs: string,
   completed: string,
+  blocked: string,
   state: string,
   offset: rt.Int,
   count: rt.Int,
 ): rt.Call<[string, number, number, string | null, Buffer | null, Buffer, number | null, number | null][]> {
-  return LIST.call([waiting, delayed, leased, dead, parked, jobs, completed], LIST.encode([state, offset, count]), LIST_REPLY);
+  return LIST.call([waiting, delayed, leased, dead, parked, jobs, completed, blocked], LIST.encode([state, offset, count]), LIST_REPLY);
 }
 
 /**
@@ -1541,7 +1565,7 @@ export const LOG = new rt.Script({
   name: "work_queue/log",
   path: "scripts/work_queue/log.lua",
   sha1: "668f233028d2c7daa0971cebe8f2261b5050d0a9",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__log",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__log",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1616,7 +1640,7 @@ export const LOGS = new rt.Script({
   name: "work_queue/logs",
   path: "scripts/work_queue/logs.lua",
   sha1: "b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__logs",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__logs",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1683,11 +1707,11 @@ export function logs(
 export const METRICS = new rt.Script({
   name: "work_queue/metrics",
   path: "scripts/work_queue/metrics.lua",
-  sha1: "1ee934ab3f8e98ca4099a5a98265645846e085e4",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__metrics",
+  sha1: "05d286d52db9d4e0e8150c2916e8cbc98bd80c9a",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__metrics",
   readOnly: true,
-  keys: [8, 8],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed"],
+  keys: [9, 9],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed", "blocked"],
   args: [
     rt.param("minutes", "uint", "BAD_MINUTES", { low: 1n, high: 1440n }),
   ],
@@ -1695,7 +1719,7 @@ export const METRICS = new rt.Script({
   errors: ["BAD_ARGS", "BAD_MINUTES", "BAD_KEYS", "BAD_JOBS", "BAD_PARKED", "BAD_TURNS"],
 });
 
-const METRICS_REPLY: rt.Decode<[number, number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> = rt.tupleOf(rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.UINT, rt.opt(rt.UINT), rt.UINT, rt.listOf(rt.tupleOf(rt.UINT, rt.UINT, rt.UINT)));
+const METRICS_REPLY: rt.Decode<[number[], number, number, number, number | null, number, [number, number, number][]]> = rt.tupleOf(rt.listOf(rt.INT), rt.UINT, rt.UINT, rt.UINT, rt.opt(rt.UINT), rt.UINT, rt.listOf(rt.tupleOf(rt.UINT, rt.UINT, rt.UINT)));
 
 /**
  * Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next
@@ -1732,22 +1756,24 @@ const METRICS_REPLY: rt.Decode<[number, number, number, number, number, number, 
  *         turns (see take.lua)
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window
  *         kept
  *
  * Returns:
- *     `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
- *         counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed
- *         (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age
- *         in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first:
- *         minute (Unix ms / 60,000), completed jobs, failed deliveries
+ *     `([int], uint, uint, uint, uint?, uint, [(uint, uint, uint)])`: counts, totals, age, window,
+ *         rows: the jobs waiting, parked, delayed, leased, dead, completed (kept) and blocked;
+ *         completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the
+ *         minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute
+ *         (Unix ms / 60,000), completed jobs, failed deliveries
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 8 keys and 1 argument
+ *         BAD_ARGS: not 9 keys and 1 argument
  *         BAD_MINUTES: not an integer within its range
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -1765,9 +1791,10 @@ export function metrics(
   jobs: string,
   turns: string,
   completed: string,
+  blocked: string,
   minutes: rt.Int,
-): rt.Call<[number, number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> {
-  return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns, completed], METRICS.encode([minutes]), METRICS_REPLY);
+): rt.Call<[number[], number, number, number, number | null, number, [number, number, number][]]> {
+  return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns, completed, blocked], METRICS.encode([minutes]), METRICS_REPLY);
 }
 
 /**
@@ -1779,11 +1806,11 @@ export function metrics(
 export const NACK = new rt.Script({
   name: "work_queue/nack",
   path: "scripts/work_queue/nack.lua",
-  sha1: "ac7ded08ec472419e3e1162067d29c448bfa85a4",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__nack",
+  sha1: "eab56640125f2085013c9e9f9d0f898976f1c16b",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__nack",
   readOnly: false,
-  keys: [9, 9],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"],
+  keys: [10, 10],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events", "blocked"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
     rt.param("token", "string", "BAD_TOKEN", { nonEmpty: true }),
@@ -1836,6 +1863,8 @@ const NACK_REPLY: rt.Decode<[string, number]> = rt.tupleOf(rt.STR, rt.INT);
  *         on it with BZPOPMIN
  *     events (a stream, named `{<name>}:events`): what happened to each job: event, job, and an
  *         error or progress
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     id (`string`, not empty): the job's id
@@ -1853,7 +1882,7 @@ const NACK_REPLY: rt.Decode<[string, number]> = rt.tupleOf(rt.STR, rt.INT);
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 9 keys and 5 arguments
+ *         BAD_ARGS: not 10 keys and 5 arguments
  *         BAD_ID: empty
  *         BAD_TOKEN: empty
  *         BAD_DELAY: not whole milliseconds within its range
@@ -1879,13 +1908,14 @@ export function nack(
   groups: string,
   signal: string,
   events: string,
+  blocked: string,
   id: string,
   token: string,
   delay: rt.Ms,
   maxDeliveries: rt.Int,
   reason: rt.Bytes,
 ): rt.Call<[string, number]> {
-  return NACK.call([waiting, delayed, leased, dead, parked, jobs, groups, signal, events], NACK.encode([id, token, delay, maxDeliveries, reason]), NACK_REPLY);
+  return NACK.call([waiting, delayed, leased, dead, parked, jobs, groups, signal, events, blocked], NACK.encode([id, token, delay, maxDeliveries, reason]), NACK_REPLY);
 }
 
 /**
@@ -1898,7 +1928,7 @@ export const PAUSE = new rt.Script({
   name: "work_queue/pause",
   path: "scripts/work_queue/pause.lua",
   sha1: "49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__pause",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__pause",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1950,7 +1980,7 @@ export const PAUSED = new rt.Script({
   name: "work_queue/paused",
   path: "scripts/work_queue/paused.lua",
   sha1: "8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__paused",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__paused",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -2000,7 +2030,7 @@ export const PROGRESS = new rt.Script({
   name: "work_queue/progress",
   path: "scripts/work_queue/progress.lua",
   sha1: "b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__progress",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__progress",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "events"],
@@ -2072,7 +2102,7 @@ export const RATE_LIMIT_GROUP = new rt.Script({
   name: "work_queue/rate_limit_group",
   path: "scripts/work_queue/rate_limit_group.lua",
   sha1: "7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__rate_limit_group",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__rate_limit_group",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["leased", "parked", "jobs", "groups", "wake", "idle"],
@@ -2152,19 +2182,19 @@ export function rateLimitGroup(
 }
 
 /**
- * `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead or
- * completed (kept).
+ * `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead, completed
+ * (kept) or blocked.
  *
  * The script's contract; call it with `remove()`.
  */
 export const REMOVE = new rt.Script({
   name: "work_queue/remove",
   path: "scripts/work_queue/remove.lua",
-  sha1: "a693031883a71b9e6325c884a3535bb540453850",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__remove",
+  sha1: "e0f38e355163c9d61b6c29edfe22ae086e65bd67",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__remove",
   readOnly: false,
-  keys: [6, 6],
-  keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
+  keys: [7, 7],
+  keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed", "blocked"],
   args: [
     rt.param("id", "string", "BAD_ID", { nonEmpty: true }),
   ],
@@ -2175,7 +2205,7 @@ export const REMOVE = new rt.Script({
 const REMOVE_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL, rt.opt(rt.STR));
 
 /**
- * Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
+ * Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked.
  *
  * Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
  * it under the worker would let the worker's ack fail for no reason of its own.
@@ -2195,6 +2225,8 @@ const REMOVE_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL, rt
  *         group, t token, e error
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     id (`string`, not empty): the job's id
@@ -2205,7 +2237,7 @@ const REMOVE_REPLY: rt.Decode<[boolean, string | null]> = rt.tupleOf(rt.BOOL, rt
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 6 keys and 1 argument
+ *         BAD_ARGS: not 7 keys and 1 argument
  *         BAD_ID: empty
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -2220,9 +2252,10 @@ export function remove(
   parked: string,
   jobs: string,
   completed: string,
+  blocked: string,
   id: string,
 ): rt.Call<[boolean, string | null]> {
-  return REMOVE.call([waiting, delayed, dead, parked, jobs, completed], REMOVE.encode([id]), REMOVE_REPLY);
+  return REMOVE.call([waiting, delayed, dead, parked, jobs, completed, blocked], REMOVE.encode([id]), REMOVE_REPLY);
 }
 
 /**
@@ -2234,7 +2267,7 @@ export const REMOVE_SCHEDULE = new rt.Script({
   name: "work_queue/remove_schedule",
   path: "scripts/work_queue/remove_schedule.lua",
   sha1: "68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__remove_schedule",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__remove_schedule",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2289,7 +2322,7 @@ export const REQUEUE = new rt.Script({
   name: "work_queue/requeue",
   path: "scripts/work_queue/requeue.lua",
   sha1: "9fe634bd87d7c540314b46da09c3e24db758b264",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__requeue",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__requeue",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2360,7 +2393,7 @@ export const RESULT = new rt.Script({
   name: "work_queue/result",
   path: "scripts/work_queue/result.lua",
   sha1: "668de221f1ab873f793684017c2192771a08435d",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__result",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__result",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["results", "kept"],
@@ -2419,7 +2452,7 @@ export const RESUME = new rt.Script({
   name: "work_queue/resume",
   path: "scripts/work_queue/resume.lua",
   sha1: "0fbc259cdc611b7629f594221ae7b54c930eba5c",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__resume",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__resume",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "signal"],
@@ -2472,7 +2505,7 @@ export const RETRY_DEAD = new rt.Script({
   name: "work_queue/retry_dead",
   path: "scripts/work_queue/retry_dead.lua",
   sha1: "850a48c90a6a6658b91c327d5bdadbf184314092",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__retry_dead",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__retry_dead",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2542,7 +2575,7 @@ export const SCHEDULE = new rt.Script({
   name: "work_queue/schedule",
   path: "scripts/work_queue/schedule.lua",
   sha1: "126bbc57cd53c10688d0c83421f660acce2f4609",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__schedule",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__schedule",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2605,7 +2638,7 @@ export const SCHEDULES = new rt.Script({
   name: "work_queue/schedules",
   path: "scripts/work_queue/schedules.lua",
   sha1: "e5ea8a34ec38d86b666d4dc7102092261597493c",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__schedules",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__schedules",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2674,7 +2707,7 @@ export const SET_DELAY = new rt.Script({
   name: "work_queue/set_delay",
   path: "scripts/work_queue/set_delay.lua",
   sha1: "c8f28f91437222793b228ebf6235b5c363b87be3",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__set_delay",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__set_delay",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal"],
@@ -2754,7 +2787,7 @@ export const SET_PRIORITY = new rt.Script({
   name: "work_queue/set_priority",
   path: "scripts/work_queue/set_priority.lua",
   sha1: "4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__set_priority",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__set_priority",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["waiting", "parked", "jobs"],
@@ -2825,7 +2858,7 @@ export const SET_SCHEDULE = new rt.Script({
   name: "work_queue/set_schedule",
   path: "scripts/work_queue/set_schedule.lua",
   sha1: "4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__set_schedule",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__set_schedule",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -2947,7 +2980,7 @@ export const SETTINGS = new rt.Script({
   name: "work_queue/settings",
   path: "scripts/work_queue/settings.lua",
   sha1: "784a893c16a7b8524f34d72e12f9a9608a7135b1",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__settings",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__settings",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -3000,11 +3033,11 @@ export function settings(jobs: string): rt.Call<number[]> {
 export const TAKE = new rt.Script({
   name: "work_queue/take",
   path: "scripts/work_queue/take.lua",
-  sha1: "6d72f83cff4af0deeef4a0ff1af1112b0895eab6",
-  function: "rp_v0_1_0_2bcc29cf22db__work_queue__take",
+  sha1: "7cdacfa32ebf8d0df82c1296e00bd646c092f65d",
+  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__take",
   readOnly: false,
-  keys: [15, 15],
-  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"],
+  keys: [16, 16],
+  keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"],
   args: [
     rt.param("lease", "ms", "BAD_LEASE", { low: 1n, high: 999999999999999n }),
     rt.param("limit", "uint", "BAD_LIMIT", { low: 1n, high: 10n }),
@@ -3123,6 +3156,8 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  *         turns (see above)
  *     completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
  *         clock), while kept
+ *     blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+ *         clock), while blocked
  *
  * Args:
  *     lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each job
@@ -3142,7 +3177,7 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 15 keys and from 4 to 34 arguments
+ *         BAD_ARGS: not 16 keys and from 4 to 34 arguments
  *         BAD_LEASE: not whole milliseconds within its range
  *         BAD_LIMIT: not an integer within its range
  *         BAD_MAX_DELIVERIES: not an integer within its range
@@ -3179,13 +3214,14 @@ export function take(
   kept: string,
   turns: string,
   completed: string,
+  blocked: string,
   lease: rt.Ms,
   limit: rt.Int,
   maxDeliveries: rt.Int,
   token: string,
   done: readonly rt.Bytes[],
 ): rt.Call<[string, string, number, number, string | null, Buffer][]> {
-  return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], TAKE.encode([lease, limit, maxDeliveries, token, done]), TAKE_REPLY);
+  return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed, blocked], TAKE.encode([lease, limit, maxDeliveries, token, done]), TAKE_REPLY);
 }
 
 /**
@@ -3201,7 +3237,7 @@ export class WorkQueue {
 
   constructor(name: string) {
     this.name = name;
-    this.#keys = rt.checkNames("work_queue", [KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_COMPLETED, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE], { "name": this.name });
+    this.#keys = rt.checkNames("work_queue", [KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_COMPLETED, KEY_BLOCKED, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE], { "name": this.name });
   }
 
   /**
@@ -3246,6 +3282,8 @@ export class WorkQueue {
    *     kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     id (`string`, not empty): the job's id
@@ -3258,7 +3296,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 10 keys and 3 arguments
+   *         BAD_ARGS: not 11 keys and 3 arguments
    *         BAD_ID: empty
    *         BAD_TOKEN: empty
    *         BAD_KEYS: a key not named as its template says
@@ -3287,6 +3325,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_RESULTS),
         rt.keyOf(this.#keys, KEY_KEPT),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       ACK.encode([id, token, result]),
       ACK_REPLY,
@@ -3527,12 +3566,13 @@ export class WorkQueue {
    * Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),
    * added in one call: all of it or, when the parent's id is in the queue already,
    * nothing (as `add.lua` deduplicates). The children wait at once, with the parent's
-   * priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until
-   * its last child ends, then waits at its own rank, as if added then. Each child says
-   * what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does
-   * to the parent: `fail` takes the parent to `dead` with it (its other children run
-   * on), `ignore` counts as ended, `continue` counts as ended and lists the child among
-   * the parent's failed children (`job.lua`), for the parent's worker to read. A child
+   * priority and no group; the parent is `blocked` (listed in `blocked` by when it was
+   * added; a parent added before this set was kept is in no list) until its last child
+   * ends, then waits at its own rank, as if added then. Each child says what its failure
+   * (dead: `nack.lua`, a lease that ran out on its last delivery) does to the parent:
+   * `fail` takes the parent to `dead` with it (its other children run on), `ignore`
+   * counts as ended, `continue` counts as ended and lists the child among the parent's
+   * failed children (`job.lua`), for the parent's worker to read. A child
    * names its parent in `jobs` (P:<child>, the policy's first letter then the parent's
    * id); the parent counts its children still running (w:<parent>) and lists the failed
    * ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
@@ -3551,6 +3591,8 @@ export class WorkQueue {
    *         token, e error
    *     signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
    *         BZPOPMIN
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     id (`string`, not empty): the parent's id
@@ -3567,7 +3609,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 4 keys and from 7 to 154 arguments
+   *         BAD_ARGS: not 5 keys and from 7 to 154 arguments
    *         BAD_ID: empty
    *         BAD_PRIORITY: not an integer within its range
    *         BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail,
@@ -3592,6 +3634,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DELAYED),
         rt.keyOf(this.#keys, KEY_JOBS),
         rt.keyOf(this.#keys, KEY_SIGNAL),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       ADD_FLOW.encode([id, payload, priority, group, children]),
       ADD_FLOW_REPLY,
@@ -3805,20 +3848,22 @@ export class WorkQueue {
    *         take.lua)
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Returns:
-   *     `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead, completed
-   *         (kept)
+   *     `(uint, uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead,
+   *         completed (kept), blocked (flow parents waiting for their children)
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 6 keys and 0 arguments
+   *         BAD_ARGS: not 7 keys and 0 arguments
    *         BAD_KEYS: a key not named as its template says
    *
    * Complexity: O(1).
    */
-  counts(): rt.Call<[number, number, number, number, number, number]> {
+  counts(): rt.Call<[number, number, number, number, number, number, number]> {
     return COUNTS.call(
       [
         rt.keyOf(this.#keys, KEY_WAITING),
@@ -3827,6 +3872,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DEAD),
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       COUNTS.encode([]),
       COUNTS_REPLY,
@@ -3869,6 +3915,8 @@ export class WorkQueue {
    *         take.lua)
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -3880,7 +3928,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 15 keys and 2 arguments
+   *         BAD_ARGS: not 16 keys and 2 arguments
    *         BAD_COUNT: not an integer within its range
    *         BAD_FORCE: not 1 or 0
    *         BAD_KEYS: a key not named as its template says
@@ -3909,6 +3957,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_KEPT),
         rt.keyOf(this.#keys, KEY_TURNS),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       DELETE_QUEUE.encode([count, force]),
       DELETE_QUEUE_REPLY,
@@ -4177,7 +4226,8 @@ export class WorkQueue {
    *
    * Beyond the books, for operators and for a caller whose add was deduplicated.
    * The time that goes with a job's state is when a delayed job is due, when a lease runs
-   * out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+   * out, when a job died, when it completed, or when a blocked flow parent was added;
+   * waiting and parked jobs have none. A completed
    * job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
    * it and a job leased or ended since the queue began to keep them when its last delivery
    * started.
@@ -4193,6 +4243,8 @@ export class WorkQueue {
    *         token, e error
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     id (`string`, not empty): the job's id
@@ -4209,7 +4261,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 5 keys and 1 argument
+   *         BAD_ARGS: not 6 keys and 1 argument
    *         BAD_ID: empty
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did not
@@ -4228,6 +4280,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DEAD),
         rt.keyOf(this.#keys, KEY_JOBS),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       JOB.encode([id]),
       JOB_REPLY,
@@ -4239,7 +4292,8 @@ export class WorkQueue {
    *
    * Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
    * due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
-   * completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
+   * completed jobs (while the queue keeps them: see `configure.lua`) by when they completed,
+   * blocked flow parents (see `add_flow.lua`) by when they were added; ties by id.
    * A page is read at one instant; pages read one after another may skip or repeat a job
    * that moved in between.
    *
@@ -4258,10 +4312,12 @@ export class WorkQueue {
    *         token, e error
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
-   *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the
-   *         state to list
+   *     state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`,
+   *         `blocked`): the state to list
    *     offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
    *     count (`uint`, from 1 to 100): the most jobs listed
    *
@@ -4274,7 +4330,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 7 keys and 3 arguments
+   *         BAD_ARGS: not 8 keys and 3 arguments
    *         BAD_STATE: not one of its choices
    *         BAD_OFFSET: not an integer within its range
    *         BAD_COUNT: not an integer within its range
@@ -4299,6 +4355,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_JOBS),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       LIST.encode([state, offset, count]),
       LIST_REPLY,
@@ -4433,22 +4490,24 @@ export class WorkQueue {
    *         take.lua)
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the
    *         window kept
    *
    * Returns:
-   *     `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint,
-   *         uint)])`: counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and
-   *         completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next
-   *         job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute,
-   *         newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries
+   *     `([int], uint, uint, uint, uint?, uint, [(uint, uint, uint)])`: counts, totals, age,
+   *         window, rows: the jobs waiting, parked, delayed, leased, dead, completed (kept) and
+   *         blocked; completed jobs, failed deliveries and dead jobs in all; the next job's age in
+   *         ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first:
+   *         minute (Unix ms / 60,000), completed jobs, failed deliveries
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 8 keys and 1 argument
+   *         BAD_ARGS: not 9 keys and 1 argument
    *         BAD_MINUTES: not an integer within its range
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -4459,7 +4518,7 @@ export class WorkQueue {
    */
   metrics(
     minutes: rt.Int,
-  ): rt.Call<[number, number, number, number, number, number, number, number, number, number | null, number, [number, number, number][]]> {
+  ): rt.Call<[number[], number, number, number, number | null, number, [number, number, number][]]> {
     return METRICS.call(
       [
         rt.keyOf(this.#keys, KEY_WAITING),
@@ -4470,6 +4529,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_JOBS),
         rt.keyOf(this.#keys, KEY_TURNS),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       METRICS.encode([minutes]),
       METRICS_REPLY,
@@ -4513,6 +4573,8 @@ export class WorkQueue {
    *     signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
    *         BZPOPMIN
    *     events (`{<name>}:events`): what happened to each job: event, job, and an error or progress
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     id (`string`, not empty): the job's id
@@ -4530,7 +4592,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 9 keys and 5 arguments
+   *         BAD_ARGS: not 10 keys and 5 arguments
    *         BAD_ID: empty
    *         BAD_TOKEN: empty
    *         BAD_DELAY: not whole milliseconds within its range
@@ -4565,6 +4627,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_GROUPS),
         rt.keyOf(this.#keys, KEY_SIGNAL),
         rt.keyOf(this.#keys, KEY_EVENTS),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       NACK.encode([id, token, delay, options.maxDeliveries ?? 5, reason]),
       NACK_REPLY,
@@ -4756,7 +4819,7 @@ export class WorkQueue {
   }
 
   /**
-   * Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
+   * Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked.
    *
    * Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
    * it under the worker would let the worker's ack fail for no reason of its own.
@@ -4774,6 +4837,8 @@ export class WorkQueue {
    *         token, e error
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     id (`string`, not empty): the job's id
@@ -4784,7 +4849,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 6 keys and 1 argument
+   *         BAD_ARGS: not 7 keys and 1 argument
    *         BAD_ID: empty
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -4801,6 +4866,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_PARKED),
         rt.keyOf(this.#keys, KEY_JOBS),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       REMOVE.encode([id]),
       REMOVE_REPLY,
@@ -5457,6 +5523,8 @@ export class WorkQueue {
    *         above)
    *     completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
    *         kept
+   *     blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock), while
+   *         blocked
    *
    * Args:
    *     lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each job
@@ -5477,7 +5545,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 15 keys and from 4 to 34 arguments
+   *         BAD_ARGS: not 16 keys and from 4 to 34 arguments
    *         BAD_LEASE: not whole milliseconds within its range
    *         BAD_LIMIT: not an integer within its range
    *         BAD_MAX_DELIVERIES: not an integer within its range
@@ -5521,6 +5589,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_KEPT),
         rt.keyOf(this.#keys, KEY_TURNS),
         rt.keyOf(this.#keys, KEY_COMPLETED),
+        rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
       TAKE.encode([options.lease ?? 30000, limit, options.maxDeliveries ?? 5, token, done]),
       TAKE_REPLY,

@@ -211,7 +211,7 @@ pub(super) enum Action {
         #[arg(long)]
         all_dead: bool,
     },
-    /// Removes a job that no worker holds (waiting, parked, delayed, dead or completed).
+    /// Removes a job that no worker holds (waiting, parked, delayed, dead, completed or blocked).
     Remove {
         /// The job's id.
         id: String,
@@ -446,6 +446,7 @@ pub(super) enum AnyState {
     Leased,
     Dead,
     Completed,
+    Blocked,
 }
 
 impl From<AnyState> for State {
@@ -457,6 +458,7 @@ impl From<AnyState> for State {
             AnyState::Leased => State::Leased,
             AnyState::Dead => State::Dead,
             AnyState::Completed => State::Completed,
+            AnyState::Blocked => State::Blocked,
         }
     }
 }

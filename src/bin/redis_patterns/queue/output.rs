@@ -21,6 +21,7 @@ pub(super) fn counts_json(counts: &Counts) -> Json {
         "leased": counts.leased,
         "dead": counts.dead,
         "completed": counts.completed,
+        "blocked": counts.blocked,
     })
 }
 
@@ -31,6 +32,7 @@ pub(super) fn print_counts(counts: &Counts) {
     println!("leased: {}", counts.leased);
     println!("dead: {}", counts.dead);
     println!("completed: {}", counts.completed);
+    println!("blocked: {}", counts.blocked);
 }
 
 pub(super) fn print_metrics(metrics: &Metrics, name: &str, minutes: u64) {

@@ -77,6 +77,7 @@ pub fn list_queues(args: QueuesArgs) -> Result<(), Failure> {
                     c.leased.to_string(),
                     c.dead.to_string(),
                     c.completed.to_string(),
+                    c.blocked.to_string(),
                     yes_no(*paused).to_owned(),
                 ]
             })
@@ -90,6 +91,7 @@ pub fn list_queues(args: QueuesArgs) -> Result<(), Failure> {
                 "leased",
                 "dead",
                 "completed",
+                "blocked",
                 "paused",
             ],
             &table,

@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_2bcc29cf22db"
+LIBRARY = "redis_patterns_v0_1_0_b8bb80d06ec7"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "059bcd10bc73d15fc5aa09682ffe0135a471e7e1"
+MANIFEST_SHA1 = "db8329ede85dc01aa7510dc6e672de5a6d7ebfda"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

@@ -117,6 +117,9 @@ KEY_KEPT = _rt.Form("work_queue", "{<name>}:kept", (_rt.Tag((_rt.Value("name"),)
 KEY_COMPLETED = _rt.Form("work_queue", "{<name>}:completed", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":completed")))
 """The name template `{<name>}:completed`."""
 
+KEY_BLOCKED = _rt.Form("work_queue", "{<name>}:blocked", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":blocked")))
+"""The name template `{<name>}:blocked`."""
+
 KEY_DELAYED = _rt.Form("work_queue", "{<name>}:delayed", (_rt.Tag((_rt.Value("name"),)), _rt.Text(":delayed")))
 """The name template `{<name>}:delayed`."""
 
@@ -148,11 +151,11 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="8b75adf5f937d39366db579f91d56d88a1f75575",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__ack",
+    sha1="d769316533c311aa4db568e86fed6b4553e558a3",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__ack",
     read_only=False,
-    keys=(10, 10),
-    key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed"),
+    keys=(11, 11),
+    key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed", "blocked"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -180,6 +183,7 @@ def ack(
     results: str,
     kept: str,
     completed: str,
+    blocked: str,
     id: str,
     token: str,
     result: _rt.Bytes,
@@ -227,6 +231,8 @@ def ack(
             clock)
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         id (`string`, not empty): the job's id
@@ -239,7 +245,7 @@ def ack(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 10 keys and 3 arguments
+            BAD_ARGS: not 11 keys and 3 arguments
             BAD_ID: empty
             BAD_TOKEN: empty
             BAD_KEYS: a key not named as its template says
@@ -255,14 +261,14 @@ def ack(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = ACK.encode(id, token, result)
-    return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept, completed], _args, _ACK_REPLY)
+    return ACK.call([waiting, leased, parked, jobs, groups, signal, events, results, kept, completed, blocked], _args, _ACK_REPLY)
 
 
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
     sha1="297612ad8b50a316346a8e4bd322549793be4f37",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__add",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__add",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns"),
@@ -409,7 +415,7 @@ ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
     sha1="8ef78386199ed8ea455f63978e7e981b40b43682",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__add_deduplicated",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__add_deduplicated",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"),
@@ -566,11 +572,11 @@ def add_deduplicated(
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="06b9411e548371c4e5b64049ae5372603b1b4cee",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__add_flow",
+    sha1="7c8366d182e978a8877727d644856ca330ddda13",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__add_flow",
     read_only=False,
-    keys=(4, 4),
-    key_names=("waiting", "delayed", "jobs", "signal"),
+    keys=(5, 5),
+    key_names=("waiting", "delayed", "jobs", "signal", "blocked"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
@@ -594,6 +600,7 @@ def add_flow(
     delayed: str,
     jobs: str,
     signal: str,
+    blocked: str,
     id: str,
     payload: _rt.Bytes,
     priority: int,
@@ -605,12 +612,13 @@ def add_flow(
     Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),
     added in one call: all of it or, when the parent's id is in the queue already,
     nothing (as `add.lua` deduplicates). The children wait at once, with the parent's
-    priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until
-    its last child ends, then waits at its own rank, as if added then. Each child says
-    what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does
-    to the parent: `fail` takes the parent to `dead` with it (its other children run
-    on), `ignore` counts as ended, `continue` counts as ended and lists the child among
-    the parent's failed children (`job.lua`), for the parent's worker to read. A child
+    priority and no group; the parent is `blocked` (listed in `blocked` by when it was
+    added; a parent added before this set was kept is in no list) until its last child
+    ends, then waits at its own rank, as if added then. Each child says what its failure
+    (dead: `nack.lua`, a lease that ran out on its last delivery) does to the parent:
+    `fail` takes the parent to `dead` with it (its other children run on), `ignore`
+    counts as ended, `continue` counts as ended and lists the child among the parent's
+    failed children (`job.lua`), for the parent's worker to read. A child
     names its parent in `jobs` (P:<child>, the policy's first letter then the parent's
     id); the parent counts its children still running (w:<parent>) and lists the failed
     ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
@@ -630,6 +638,8 @@ def add_flow(
             group, t token, e error
         signal (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait
             on it with BZPOPMIN
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         id (`string`, not empty): the parent's id
@@ -645,7 +655,7 @@ def add_flow(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 4 keys and from 7 to 154 arguments
+            BAD_ARGS: not 5 keys and from 7 to 154 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail, ignore
@@ -658,14 +668,14 @@ def add_flow(
     Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's TIME.
     """
     _args = ADD_FLOW.encode(id, payload, priority, group, children)
-    return ADD_FLOW.call([waiting, delayed, jobs, signal], _args, _ADD_FLOW_REPLY)
+    return ADD_FLOW.call([waiting, delayed, jobs, signal, blocked], _args, _ADD_FLOW_REPLY)
 
 
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
     sha1="4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__clean",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__clean",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
@@ -753,7 +763,7 @@ CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
     sha1="5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__configure",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -924,11 +934,11 @@ def configure(
 COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
-    sha1="2b9dbdee076475f6723c37906359dfa5c8a60b00",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__counts",
+    sha1="14d914ca0887ef7eefcf1db288623fdce2ccdb27",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__counts",
     read_only=True,
-    keys=(6, 6),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "completed"),
+    keys=(7, 7),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS"),
@@ -938,7 +948,7 @@ COUNTS = _rt.Script(
 The script's contract; call it with `counts()`.
 """
 
-_COUNTS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)
+_COUNTS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT)
 
 
 def counts(
@@ -948,7 +958,8 @@ def counts(
     dead: str,
     parked: str,
     completed: str,
-) -> _rt.Call[_t.Tuple[int, int, int, int, int, int]]:
+    blocked: str,
+) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int]]:
     """Counts the jobs in each state, at one instant.
 
     Beyond the books, for operators and dashboards. A leased job whose lease ran out
@@ -969,31 +980,33 @@ def counts(
             score 0 (see take.lua)
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Returns:
-        `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead, completed
-            (kept)
+        `(uint, uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead,
+            completed (kept), blocked (flow parents waiting for their children)
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 6 keys and 0 arguments
+            BAD_ARGS: not 7 keys and 0 arguments
             BAD_KEYS: a key not named as its template says
 
     Complexity: O(1).
     """
     _args = COUNTS.encode()
-    return COUNTS.call([waiting, delayed, leased, dead, parked, completed], _args, _COUNTS_REPLY)
+    return COUNTS.call([waiting, delayed, leased, dead, parked, completed, blocked], _args, _COUNTS_REPLY)
 
 
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="4f1061c260d740004f35182b34ef076ed78314b3",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__delete_queue",
+    sha1="619c53ee3bbb7adf3fd36476a920f71bb57c888b",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__delete_queue",
     read_only=False,
-    keys=(15, 15),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
+    keys=(16, 16),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"),
     args=(
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
         _rt.Param("force", "bool", "BAD_FORCE"),
@@ -1025,6 +1038,7 @@ def delete_queue(
     kept: str,
     turns: str,
     completed: str,
+    blocked: str,
     count: int,
     force: bool,
 ) -> _rt.Call[int]:
@@ -1068,6 +1082,8 @@ def delete_queue(
             turns (see take.lua)
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -1079,7 +1095,7 @@ def delete_queue(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 15 keys and 2 arguments
+            BAD_ARGS: not 16 keys and 2 arguments
             BAD_COUNT: not an integer within its range
             BAD_FORCE: not 1 or 0
             BAD_KEYS: a key not named as its template says
@@ -1091,14 +1107,14 @@ def delete_queue(
     lazily).
     """
     _args = DELETE_QUEUE.encode(count, force)
-    return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], _args, _DELETE_QUEUE_REPLY)
+    return DELETE_QUEUE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed, blocked], _args, _DELETE_QUEUE_REPLY)
 
 
 DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__due",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1172,7 +1188,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="2f38cc490f67e7d48e458930f79e1bbe45b11444",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__events",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1250,7 +1266,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__extend",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1313,7 +1329,7 @@ FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
     sha1="904934ba228957235cb56ca39dd9e5192d141b0e",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__fire",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1424,11 +1440,11 @@ def fire(
 JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
-    sha1="e05c8eef68b5791e2bbdf30727378a659515e1bc",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__job",
+    sha1="04712789e98fb5f1cde698cefa47ebc24c6e1f23",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__job",
     read_only=True,
-    keys=(5, 5),
-    key_names=("delayed", "leased", "dead", "jobs", "completed"),
+    keys=(6, 6),
+    key_names=("delayed", "leased", "dead", "jobs", "completed", "blocked"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
@@ -1449,6 +1465,7 @@ def job(
     dead: str,
     jobs: str,
     completed: str,
+    blocked: str,
     id: str,
 ) -> _rt.Call[_t.Optional[_t.Tuple[str, int, int, _t.Optional[str], _t.Optional[bytes], bytes, _t.Optional[int], _t.Optional[bytes], int, _t.Optional[bytes], _t.Optional[int], _t.Optional[bytes]]]]:
     """Reads one job: its state, deliveries, group, last error, payload, progress, children, times and
@@ -1456,7 +1473,8 @@ def job(
 
     Beyond the books, for operators and for a caller whose add was deduplicated.
     The time that goes with a job's state is when a delayed job is due, when a lease runs
-    out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+    out, when a job died, when it completed, or when a blocked flow parent was added;
+    waiting and parked jobs have none. A completed
     job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
     it and a job leased or ended since the queue began to keep them when its last delivery
     started.
@@ -1474,6 +1492,8 @@ def job(
             group, t token, e error
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         id (`string`, not empty): the job's id
@@ -1490,7 +1510,7 @@ def job(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and 1 argument
+            BAD_ARGS: not 6 keys and 1 argument
             BAD_ID: empty
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did not
@@ -1500,19 +1520,19 @@ def job(
     Complexity: O(1).
     """
     _args = JOB.encode(id)
-    return JOB.call([delayed, leased, dead, jobs, completed], _args, _JOB_REPLY)
+    return JOB.call([delayed, leased, dead, jobs, completed, blocked], _args, _JOB_REPLY)
 
 
 LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
-    sha1="411f5fcc2ea73108a2464f563c5c677a062b7d63",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__list",
+    sha1="c46d444e555bb6debb9ff98baff746bf5839ddf1",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__list",
     read_only=True,
-    keys=(7, 7),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "completed"),
+    keys=(8, 8),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "completed", "blocked"),
     args=(
-        _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "leased", "dead", "parked", "completed")),
+        _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "leased", "dead", "parked", "completed", "blocked")),
         _rt.Param("offset", "uint", "BAD_OFFSET", low=0, high=1000000000),
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
     ),
@@ -1534,6 +1554,7 @@ def list(
     parked: str,
     jobs: str,
     completed: str,
+    blocked: str,
     state: str,
     offset: int,
     count: int,
@@ -1542,7 +1563,8 @@ def list(
 
     Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
     due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
-    completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
+    completed jobs (while the queue keeps them: see `configure.lua`) by when they completed,
+    blocked flow parents (see `add_flow.lua`) by when they were added; ties by id.
     A page is read at one instant; pages read one after another may skip or repeat a job
     that moved in between.
 
@@ -1563,10 +1585,12 @@ def list(
             group, t token, e error
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
-        state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`): the
-            state to list
+        state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`,
+            `blocked`): the state to list
         offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
         count (`uint`, from 1 to 100): the most jobs listed
 
@@ -1578,7 +1602,7 @@ def list(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 7 keys and 3 arguments
+            BAD_ARGS: not 8 keys and 3 arguments
             BAD_STATE: not one of its choices
             BAD_OFFSET: not an integer within its range
             BAD_COUNT: not an integer within its range
@@ -1590,14 +1614,14 @@ def list(
     Complexity: O(log N + M), N = the jobs in the state, M = `count`.
     """
     _args = LIST.encode(state, offset, count)
-    return LIST.call([waiting, delayed, leased, dead, parked, jobs, completed], _args, _LIST_REPLY)
+    return LIST.call([waiting, delayed, leased, dead, parked, jobs, completed, blocked], _args, _LIST_REPLY)
 
 
 LOG = _rt.Script(
     "work_queue/log",
     path="scripts/work_queue/log.lua",
     sha1="668f233028d2c7daa0971cebe8f2261b5050d0a9",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__log",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__log",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1665,7 +1689,7 @@ LOGS = _rt.Script(
     "work_queue/logs",
     path="scripts/work_queue/logs.lua",
     sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__logs",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__logs",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1725,11 +1749,11 @@ def logs(jobs: str, id: str, offset: int, count: int) -> _rt.Call[_t.Tuple[int, 
 METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
-    sha1="1ee934ab3f8e98ca4099a5a98265645846e085e4",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__metrics",
+    sha1="05d286d52db9d4e0e8150c2916e8cbc98bd80c9a",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__metrics",
     read_only=True,
-    keys=(8, 8),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed"),
+    keys=(9, 9),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed", "blocked"),
     args=(
         _rt.Param("minutes", "uint", "BAD_MINUTES", low=1, high=1440),
     ),
@@ -1741,7 +1765,7 @@ the age of the next job.
 The script's contract; call it with `metrics()`.
 """
 
-_METRICS_REPLY = _rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.UINT, _rt.opt(_rt.UINT), _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT)))
+_METRICS_REPLY = _rt.tuple_of(_rt.list_of(_rt.INT), _rt.UINT, _rt.UINT, _rt.UINT, _rt.opt(_rt.UINT), _rt.UINT, _rt.list_of(_rt.tuple_of(_rt.UINT, _rt.UINT, _rt.UINT)))
 
 
 def metrics(
@@ -1753,8 +1777,9 @@ def metrics(
     jobs: str,
     turns: str,
     completed: str,
+    blocked: str,
     minutes: int,
-) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
+) -> _rt.Call[_t.Tuple[_t.List[int], int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
     """Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the
     next job.
 
@@ -1789,22 +1814,24 @@ def metrics(
             turns (see take.lua)
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window
             kept
 
     Returns:
-        `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`:
-            counts, totals, age, window, rows: waiting, parked, delayed, leased, dead and completed
-            (kept) jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age
-            in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first:
-            minute (Unix ms / 60,000), completed jobs, failed deliveries
+        `([int], uint, uint, uint, uint?, uint, [(uint, uint, uint)])`: counts, totals, age, window,
+            rows: the jobs waiting, parked, delayed, leased, dead, completed (kept) and blocked;
+            completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the
+            minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute
+            (Unix ms / 60,000), completed jobs, failed deliveries
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 8 keys and 1 argument
+            BAD_ARGS: not 9 keys and 1 argument
             BAD_MINUTES: not an integer within its range
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -1814,17 +1841,17 @@ def metrics(
     Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's TIME.
     """
     _args = METRICS.encode(minutes)
-    return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns, completed], _args, _METRICS_REPLY)
+    return METRICS.call([waiting, delayed, leased, dead, parked, jobs, turns, completed, blocked], _args, _METRICS_REPLY)
 
 
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="ac7ded08ec472419e3e1162067d29c448bfa85a4",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__nack",
+    sha1="eab56640125f2085013c9e9f9d0f898976f1c16b",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__nack",
     read_only=False,
-    keys=(9, 9),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
+    keys=(10, 10),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events", "blocked"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -1853,6 +1880,7 @@ def nack(
     groups: str,
     signal: str,
     events: str,
+    blocked: str,
     id: str,
     token: str,
     delay: _rt.Ms,
@@ -1897,6 +1925,8 @@ def nack(
             on it with BZPOPMIN
         events (a stream, named `{<name>}:events`): what happened to each job: event, job, and an
             error or progress
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         id (`string`, not empty): the job's id
@@ -1914,7 +1944,7 @@ def nack(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 9 keys and 5 arguments
+            BAD_ARGS: not 10 keys and 5 arguments
             BAD_ID: empty
             BAD_TOKEN: empty
             BAD_DELAY: not whole milliseconds within its range
@@ -1931,14 +1961,14 @@ def nack(
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
     _args = NACK.encode(id, token, delay, max_deliveries, reason)
-    return NACK.call([waiting, delayed, leased, dead, parked, jobs, groups, signal, events], _args, _NACK_REPLY)
+    return NACK.call([waiting, delayed, leased, dead, parked, jobs, groups, signal, events, blocked], _args, _NACK_REPLY)
 
 
 PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__pause",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1990,7 +2020,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__paused",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2038,7 +2068,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__progress",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -2109,7 +2139,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__rate_limit_group",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -2196,18 +2226,18 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="a693031883a71b9e6325c884a3535bb540453850",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__remove",
+    sha1="e0f38e355163c9d61b6c29edfe22ae086e65bd67",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__remove",
     read_only=False,
-    keys=(6, 6),
-    key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
+    keys=(7, 7),
+    key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed", "blocked"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
     errors=("BAD_ARGS", "BAD_ID", "BAD_KEYS", "BAD_JOBS"),
 )
-"""`work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead or completed
-(kept).
+"""`work_queue/remove`: Removes a job that is not running: waiting, delayed, parked, dead, completed
+(kept) or blocked.
 
 The script's contract; call it with `remove()`.
 """
@@ -2222,9 +2252,10 @@ def remove(
     parked: str,
     jobs: str,
     completed: str,
+    blocked: str,
     id: str,
 ) -> _rt.Call[_t.Tuple[bool, _t.Optional[str]]]:
-    """Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
+    """Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked.
 
     Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
     it under the worker would let the worker's ack fail for no reason of its own.
@@ -2244,6 +2275,8 @@ def remove(
             group, t token, e error
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         id (`string`, not empty): the job's id
@@ -2254,7 +2287,7 @@ def remove(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 6 keys and 1 argument
+            BAD_ARGS: not 7 keys and 1 argument
             BAD_ID: empty
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -2263,14 +2296,14 @@ def remove(
     Complexity: O(log N), N = the jobs.
     """
     _args = REMOVE.encode(id)
-    return REMOVE.call([waiting, delayed, dead, parked, jobs, completed], _args, _REMOVE_REPLY)
+    return REMOVE.call([waiting, delayed, dead, parked, jobs, completed, blocked], _args, _REMOVE_REPLY)
 
 
 REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__remove_schedule",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2323,7 +2356,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="9fe634bd87d7c540314b46da09c3e24db758b264",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__requeue",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2394,7 +2427,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__result",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2451,7 +2484,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__resume",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2503,7 +2536,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="850a48c90a6a6658b91c327d5bdadbf184314092",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__retry_dead",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2573,7 +2606,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__schedule",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2635,7 +2668,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="e5ea8a34ec38d86b666d4dc7102092261597493c",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__schedules",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2702,7 +2735,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__set_delay",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2781,7 +2814,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__set_priority",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2851,7 +2884,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__set_schedule",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2973,7 +3006,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="784a893c16a7b8524f34d72e12f9a9608a7135b1",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__settings",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -3025,11 +3058,11 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="6d72f83cff4af0deeef4a0ff1af1112b0895eab6",
-    function="rp_v0_1_0_2bcc29cf22db__work_queue__take",
+    sha1="7cdacfa32ebf8d0df82c1296e00bd646c092f65d",
+    function="rp_v0_1_0_b8bb80d06ec7__work_queue__take",
     read_only=False,
-    keys=(15, 15),
-    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed"),
+    keys=(16, 16),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"),
     args=(
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=10),
@@ -3064,6 +3097,7 @@ def take(
     kept: str,
     turns: str,
     completed: str,
+    blocked: str,
     lease: _rt.Ms,
     limit: int,
     max_deliveries: int,
@@ -3174,6 +3208,8 @@ def take(
             turns (see above)
         completed (a zset, named `{<name>}:completed`): job id -> when it completed (ms, server
             clock), while kept
+        blocked (a zset, named `{<name>}:blocked`): flow parent id -> when it was added (ms, server
+            clock), while blocked
 
     Args:
         lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each job
@@ -3193,7 +3229,7 @@ def take(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 15 keys and from 4 to 34 arguments
+            BAD_ARGS: not 16 keys and from 4 to 34 arguments
             BAD_LEASE: not whole milliseconds within its range
             BAD_LIMIT: not an integer within its range
             BAD_MAX_DELIVERIES: not an integer within its range
@@ -3215,7 +3251,7 @@ def take(
     400. Clock: the server's TIME.
     """
     _args = TAKE.encode(lease, limit, max_deliveries, token, done)
-    return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed], _args, _TAKE_REPLY)
+    return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed, blocked], _args, _TAKE_REPLY)
 
 
 @_dataclass(frozen=True)
@@ -3233,7 +3269,7 @@ class WorkQueue:
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "_keys", _rt.check_names("work_queue", (KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_COMPLETED, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE,), {"name": self.name})
+            self, "_keys", _rt.check_names("work_queue", (KEY_WAITING, KEY_LEASED, KEY_PARKED, KEY_JOBS, KEY_GROUPS, KEY_SIGNAL, KEY_EVENTS, KEY_RESULTS, KEY_KEPT, KEY_COMPLETED, KEY_BLOCKED, KEY_DELAYED, KEY_TURNS, KEY_DEAD, KEY_WAKE, KEY_IDLE, KEY_SCHEDULES, KEY_DUE, KEY_SCHEDULES_WAKE,), {"name": self.name})
         )
 
     def ack(self, id: str, token: str, result: _rt.Bytes) -> _rt.Call[int]:
@@ -3279,6 +3315,8 @@ class WorkQueue:
             kept (`{<name>}:kept`): job id -> until when its result is kept (ms, server clock)
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             id (`string`, not empty): the job's id
@@ -3291,7 +3329,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 10 keys and 3 arguments
+                BAD_ARGS: not 11 keys and 3 arguments
                 BAD_ID: empty
                 BAD_TOKEN: empty
                 BAD_KEYS: a key not named as its template says
@@ -3321,6 +3359,7 @@ class WorkQueue:
                 self._keys[KEY_RESULTS],
                 self._keys[KEY_KEPT],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _ACK_REPLY,
@@ -3588,12 +3627,13 @@ class WorkQueue:
         Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),
         added in one call: all of it or, when the parent's id is in the queue already,
         nothing (as `add.lua` deduplicates). The children wait at once, with the parent's
-        priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until
-        its last child ends, then waits at its own rank, as if added then. Each child says
-        what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does
-        to the parent: `fail` takes the parent to `dead` with it (its other children run
-        on), `ignore` counts as ended, `continue` counts as ended and lists the child among
-        the parent's failed children (`job.lua`), for the parent's worker to read. A child
+        priority and no group; the parent is `blocked` (listed in `blocked` by when it was
+        added; a parent added before this set was kept is in no list) until its last child
+        ends, then waits at its own rank, as if added then. Each child says what its failure
+        (dead: `nack.lua`, a lease that ran out on its last delivery) does to the parent:
+        `fail` takes the parent to `dead` with it (its other children run on), `ignore`
+        counts as ended, `continue` counts as ended and lists the child among the parent's
+        failed children (`job.lua`), for the parent's worker to read. A child
         names its parent in `jobs` (P:<child>, the policy's first letter then the parent's
         id); the parent counts its children still running (w:<parent>) and lists the failed
         ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
@@ -3612,6 +3652,8 @@ class WorkQueue:
                 token, e error
             signal (`{<name>}:signal`): one member while a job may be ready: workers wait on it with
                 BZPOPMIN
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             id (`string`, not empty): the parent's id
@@ -3628,7 +3670,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 4 keys and from 7 to 154 arguments
+                BAD_ARGS: not 5 keys and from 7 to 154 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail,
@@ -3648,6 +3690,7 @@ class WorkQueue:
                 self._keys[KEY_DELAYED],
                 self._keys[KEY_JOBS],
                 self._keys[KEY_SIGNAL],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _ADD_FLOW_REPLY,
@@ -3858,7 +3901,7 @@ class WorkQueue:
             _CONFIGURE_REPLY,
         )
 
-    def counts(self) -> _rt.Call[_t.Tuple[int, int, int, int, int, int]]:
+    def counts(self) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int]]:
         """Counts the jobs in each state, at one instant.
 
         Beyond the books, for operators and dashboards. A leased job whose lease ran out
@@ -3877,15 +3920,17 @@ class WorkQueue:
                 take.lua)
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Returns:
-            `(uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead,
-                completed (kept)
+            `(uint, uint, uint, uint, uint, uint, uint)`: waiting, parked, delayed, leased, dead,
+                completed (kept), blocked (flow parents waiting for their children)
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 6 keys and 0 arguments
+                BAD_ARGS: not 7 keys and 0 arguments
                 BAD_KEYS: a key not named as its template says
 
         Complexity: O(1).
@@ -3899,6 +3944,7 @@ class WorkQueue:
                 self._keys[KEY_DEAD],
                 self._keys[KEY_PARKED],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _COUNTS_REPLY,
@@ -3941,6 +3987,8 @@ class WorkQueue:
                 take.lua)
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             count (`uint`, from 1 to 100): the most jobs removed in this call
@@ -3952,7 +4000,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 15 keys and 2 arguments
+                BAD_ARGS: not 16 keys and 2 arguments
                 BAD_COUNT: not an integer within its range
                 BAD_FORCE: not 1 or 0
                 BAD_KEYS: a key not named as its template says
@@ -3981,6 +4029,7 @@ class WorkQueue:
                 self._keys[KEY_KEPT],
                 self._keys[KEY_TURNS],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _DELETE_QUEUE_REPLY,
@@ -4253,7 +4302,8 @@ class WorkQueue:
 
         Beyond the books, for operators and for a caller whose add was deduplicated.
         The time that goes with a job's state is when a delayed job is due, when a lease runs
-        out, when a job died, or when it completed; waiting and parked jobs have none. A completed
+        out, when a job died, when it completed, or when a blocked flow parent was added;
+        waiting and parked jobs have none. A completed
         job (kept while the queue keeps completed jobs: see `configure.lua`) has its result, and
         it and a job leased or ended since the queue began to keep them when its last delivery
         started.
@@ -4269,6 +4319,8 @@ class WorkQueue:
                 token, e error
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             id (`string`, not empty): the job's id
@@ -4285,7 +4337,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and 1 argument
+                BAD_ARGS: not 6 keys and 1 argument
                 BAD_ID: empty
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds a rank or delivery count for the job that these scripts did
@@ -4302,6 +4354,7 @@ class WorkQueue:
                 self._keys[KEY_DEAD],
                 self._keys[KEY_JOBS],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _JOB_REPLY,
@@ -4317,7 +4370,8 @@ class WorkQueue:
 
         Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
         due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group,
-        completed jobs (while the queue keeps them: see `configure.lua`) by when they completed.
+        completed jobs (while the queue keeps them: see `configure.lua`) by when they completed,
+        blocked flow parents (see `add_flow.lua`) by when they were added; ties by id.
         A page is read at one instant; pages read one after another may skip or repeat a job
         that moved in between.
 
@@ -4336,10 +4390,12 @@ class WorkQueue:
                 token, e error
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
-            state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`):
-                the state to list
+            state (`string`, one of `waiting`, `delayed`, `leased`, `dead`, `parked`, `completed`,
+                `blocked`): the state to list
             offset (`uint`, from 0 to 1000000000): how many jobs of the state to skip
             count (`uint`, from 1 to 100): the most jobs listed
 
@@ -4352,7 +4408,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 7 keys and 3 arguments
+                BAD_ARGS: not 8 keys and 3 arguments
                 BAD_STATE: not one of its choices
                 BAD_OFFSET: not an integer within its range
                 BAD_COUNT: not an integer within its range
@@ -4373,6 +4429,7 @@ class WorkQueue:
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _LIST_REPLY,
@@ -4474,7 +4531,7 @@ class WorkQueue:
     def metrics(
         self,
         minutes: int,
-    ) -> _rt.Call[_t.Tuple[int, int, int, int, int, int, int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
+    ) -> _rt.Call[_t.Tuple[_t.List[int], int, int, int, _t.Optional[int], int, _t.List[_t.Tuple[int, int, int]]]]:
         """Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the
         next job.
 
@@ -4507,23 +4564,24 @@ class WorkQueue:
                 take.lua)
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             minutes (`uint`, from 1 to 1440): how many of the last minutes to return, at most the
                 window kept
 
         Returns:
-            `(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint,
-                uint)])`: counts, totals, age, window, rows: waiting, parked, delayed, leased, dead
-                and completed (kept) jobs; completed jobs, failed deliveries and dead jobs in all;
-                the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row
-                per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed
-                deliveries
+            `([int], uint, uint, uint, uint?, uint, [(uint, uint, uint)])`: counts, totals, age,
+                window, rows: the jobs waiting, parked, delayed, leased, dead, completed (kept) and
+                blocked; completed jobs, failed deliveries and dead jobs in all; the next job's age
+                in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest
+                first: minute (Unix ms / 60,000), completed jobs, failed deliveries
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 8 keys and 1 argument
+                BAD_ARGS: not 9 keys and 1 argument
                 BAD_MINUTES: not an integer within its range
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds settings or metrics these scripts did not write
@@ -4543,6 +4601,7 @@ class WorkQueue:
                 self._keys[KEY_JOBS],
                 self._keys[KEY_TURNS],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _METRICS_REPLY,
@@ -4594,6 +4653,8 @@ class WorkQueue:
                 BZPOPMIN
             events (`{<name>}:events`): what happened to each job: event, job, and an error or
                 progress
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             id (`string`, not empty): the job's id
@@ -4611,7 +4672,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 9 keys and 5 arguments
+                BAD_ARGS: not 10 keys and 5 arguments
                 BAD_ID: empty
                 BAD_TOKEN: empty
                 BAD_DELAY: not whole milliseconds within its range
@@ -4640,6 +4701,7 @@ class WorkQueue:
                 self._keys[KEY_GROUPS],
                 self._keys[KEY_SIGNAL],
                 self._keys[KEY_EVENTS],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _NACK_REPLY,
@@ -4827,7 +4889,8 @@ class WorkQueue:
         )
 
     def remove(self, id: str) -> _rt.Call[_t.Tuple[bool, _t.Optional[str]]]:
-        """Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
+        """Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or
+        blocked.
 
         Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
         it under the worker would let the worker's ack fail for no reason of its own.
@@ -4845,6 +4908,8 @@ class WorkQueue:
                 token, e error
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             id (`string`, not empty): the job's id
@@ -4856,7 +4921,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 6 keys and 1 argument
+                BAD_ARGS: not 7 keys and 1 argument
                 BAD_ID: empty
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds a field of the job these scripts did not write; nothing was
@@ -4873,6 +4938,7 @@ class WorkQueue:
                 self._keys[KEY_PARKED],
                 self._keys[KEY_JOBS],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _REMOVE_REPLY,
@@ -5536,6 +5602,8 @@ class WorkQueue:
                 above)
             completed (`{<name>}:completed`): job id -> when it completed (ms, server clock), while
                 kept
+            blocked (`{<name>}:blocked`): flow parent id -> when it was added (ms, server clock),
+                while blocked
 
         Args:
             lease (`ms`, from 1 to 999999999999999 ms, default `30000` in the class): how long each
@@ -5556,7 +5624,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 15 keys and from 4 to 34 arguments
+                BAD_ARGS: not 16 keys and from 4 to 34 arguments
                 BAD_LEASE: not whole milliseconds within its range
                 BAD_LIMIT: not an integer within its range
                 BAD_MAX_DELIVERIES: not an integer within its range
@@ -5595,6 +5663,7 @@ class WorkQueue:
                 self._keys[KEY_KEPT],
                 self._keys[KEY_TURNS],
                 self._keys[KEY_COMPLETED],
+                self._keys[KEY_BLOCKED],
             ],
             _args,
             _TAKE_REPLY,

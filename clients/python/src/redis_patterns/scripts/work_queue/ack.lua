@@ -28,11 +28,12 @@
 --- @key results hash {<name>}:results  job id -> its result, while it is kept
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @arg result bytes             what the job gave, to keep for a while; '' for nothing
 --- @return int                   when the job was acked (ms, server clock)
---- @error BAD_ARGS               not 10 keys and 3 arguments
+--- @error BAD_ARGS               not 11 keys and 3 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -406,12 +407,14 @@ local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
 end
 -- The parent that a flow's child names in `link` (its P: field as the caller read it:
 -- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
--- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
--- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
-local function parent_of(jobs_hash, link)
+-- write (`blocked_set`'s type too, which child_ended writes): { id, policy }, or false
+-- when `link` is false; nil and a BAD_JOBS error reply for a link, or a waiting parent's
+-- count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, blocked_set, link)
   if not link then
     return false
   end
+  redis.call('ZCARD', blocked_set)
   local policy, parent = string.match(link, '^([fic])(.+)$')
   if not policy then
     return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
@@ -427,11 +430,11 @@ local function parent_of(jobs_hash, link)
 end
 -- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
 -- read it; nothing when false, or when the parent no longer waits) waits for one child
--- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
--- itself in the parent's x: field under the policy c, and takes the parent to
--- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
--- moved (the caller wakes workers, or reports the death), false otherwise.
-local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+-- fewer, and leaves `blocked_set` for `waiting_set` at its rank once none is left; a
+-- dead child lists itself in the parent's x: field under the policy c, and takes the
+-- parent to `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the
+-- parent moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, blocked_set, parent, child_id, completed, at)
   if not parent then
     return false
   end
@@ -442,6 +445,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
+    redis.call('ZREM', blocked_set, p)
     redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
@@ -456,6 +460,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZREM', blocked_set, p)
   redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
@@ -463,8 +468,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 10 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 11 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 11 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local leased = KEYS[2]
@@ -476,6 +481,7 @@ local events = KEYS[7]
 local results = KEYS[8]
 local kept = KEYS[9]
 local completed = KEYS[10]
+local blocked = KEYS[11]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -493,9 +499,9 @@ end
 if leased ~= tag_of_keys .. ':leased' or parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or
     groups ~= tag_of_keys .. ':groups' or signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' or
     results ~= tag_of_keys .. ':results' or kept ~= tag_of_keys .. ':kept' or
-    completed ~= tag_of_keys .. ':completed' then
+    completed ~= tag_of_keys .. ':completed' or blocked ~= tag_of_keys .. ':blocked' then
   for i, each in ipairs({ ':leased', ':parked', ':jobs', ':groups', ':signal', ':events', ':results', ':kept',
-      ':completed' }) do
+      ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -515,7 +521,7 @@ if bad then
   return bad
 end
 local parent
-parent, bad = parent_of(jobs, link)
+parent, bad = parent_of(jobs, blocked, link)
 if bad then
   return bad
 end
@@ -572,7 +578,7 @@ if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
 end
 count_ends(jobs, metrics, 1, 0, 0)
 -- The last child of a flow to end lets its parent run.
-local parent_ready = child_ended(jobs, waiting, false, parent, id, true, now)
+local parent_ready = child_ended(jobs, waiting, false, blocked, parent, id, true, now)
 if parent_ready then
   wake_workers(signal)
 end

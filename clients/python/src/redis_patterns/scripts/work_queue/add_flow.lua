@@ -3,12 +3,13 @@
 --- Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),
 --- added in one call: all of it or, when the parent's id is in the queue already,
 --- nothing (as `add.lua` deduplicates). The children wait at once, with the parent's
---- priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until
---- its last child ends, then waits at its own rank, as if added then. Each child says
---- what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does
---- to the parent: `fail` takes the parent to `dead` with it (its other children run
---- on), `ignore` counts as ended, `continue` counts as ended and lists the child among
---- the parent's failed children (`job.lua`), for the parent's worker to read. A child
+--- priority and no group; the parent is `blocked` (listed in `blocked` by when it was
+--- added; a parent added before this set was kept is in no list) until its last child
+--- ends, then waits at its own rank, as if added then. Each child says what its failure
+--- (dead: `nack.lua`, a lease that ran out on its last delivery) does to the parent:
+--- `fail` takes the parent to `dead` with it (its other children run on), `ignore`
+--- counts as ended, `continue` counts as ended and lists the child among the parent's
+--- failed children (`job.lua`), for the parent's worker to read. A child
 --- names its parent in `jobs` (P:<child>, the policy's first letter then the parent's
 --- id); the parent counts its children still running (w:<parent>) and lists the failed
 --- ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
@@ -20,13 +21,14 @@
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg id string non-empty      the parent's id
 --- @arg payload bytes            the parent's data
 --- @arg priority uint 0..=255    the priority of the parent and its children
 --- @arg group string             the parent's group; '' for none
 --- @arg children bytes... 3..=150  id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children
 --- @return (bool, string)        added, and the parent's state: 'blocked', or that of the job already there
---- @error BAD_ARGS               not 4 keys and from 7 to 154 arguments
+--- @error BAD_ARGS               not 5 keys and from 7 to 154 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_CHILDREN           not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue
@@ -209,13 +211,14 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 4 or #ARGV < 7 or #ARGV > 154 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and from 7 to 154 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV < 7 or #ARGV > 154 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and from 7 to 154 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
 local jobs = KEYS[3]
 local signal = KEYS[4]
+local blocked = KEYS[5]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -231,8 +234,9 @@ local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
-if delayed ~= tag_of_keys .. ':delayed' or jobs ~= tag_of_keys .. ':jobs' or signal ~= tag_of_keys .. ':signal' then
-  for i, each in ipairs({ ':delayed', ':jobs', ':signal' }) do
+if delayed ~= tag_of_keys .. ':delayed' or jobs ~= tag_of_keys .. ':jobs' or signal ~= tag_of_keys .. ':signal' or
+    blocked ~= tag_of_keys .. ':blocked' then
+  for i, each in ipairs({ ':delayed', ':jobs', ':signal', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -241,7 +245,7 @@ if delayed ~= tag_of_keys .. ':delayed' or jobs ~= tag_of_keys .. ':jobs' or sig
   end
 end
 -- End of the generated input checks.
-for _, zset in ipairs({ waiting, delayed, signal }) do
+for _, zset in ipairs({ waiting, delayed, signal, blocked }) do
   redis.call('ZCARD', zset)
 end
 local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq', '#settings'))
@@ -288,4 +292,6 @@ if group ~= '' then
   fields[#fields + 1], fields[#fields + 2] = 'g:' .. id, group
 end
 redis.call('HSET', jobs, unpack(fields))
+local time = redis.call('TIME')
+redis.call('ZADD', blocked, string.format('%d', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)), id)
 return { 1, 'blocked' }

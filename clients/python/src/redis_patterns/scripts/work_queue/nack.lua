@@ -24,13 +24,14 @@
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once (unless the job's own)
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` (unless the job's own)
 --- @arg reason bytes             why it failed, kept with the job
 --- @return (string, int)         the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died
---- @error BAD_ARGS               not 9 keys and 5 arguments
+--- @error BAD_ARGS               not 10 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -366,12 +367,14 @@ local function emit(events_stream, cap, kind, job_id, detail_name, detail)
 end
 -- The parent that a flow's child names in `link` (its P: field as the caller read it:
 -- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
--- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
--- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
-local function parent_of(jobs_hash, link)
+-- write (`blocked_set`'s type too, which child_ended writes): { id, policy }, or false
+-- when `link` is false; nil and a BAD_JOBS error reply for a link, or a waiting parent's
+-- count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, blocked_set, link)
   if not link then
     return false
   end
+  redis.call('ZCARD', blocked_set)
   local policy, parent = string.match(link, '^([fic])(.+)$')
   if not policy then
     return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
@@ -387,11 +390,11 @@ local function parent_of(jobs_hash, link)
 end
 -- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
 -- read it; nothing when false, or when the parent no longer waits) waits for one child
--- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
--- itself in the parent's x: field under the policy c, and takes the parent to
--- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
--- moved (the caller wakes workers, or reports the death), false otherwise.
-local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+-- fewer, and leaves `blocked_set` for `waiting_set` at its rank once none is left; a
+-- dead child lists itself in the parent's x: field under the policy c, and takes the
+-- parent to `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the
+-- parent moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, blocked_set, parent, child_id, completed, at)
   if not parent then
     return false
   end
@@ -402,6 +405,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   if not completed and parent.policy == 'f' then
+    redis.call('ZREM', blocked_set, p)
     redis.call('ZADD', dead_set, string.format('%d', at), p)
     redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
     redis.call('HDEL', jobs_hash, 'w:' .. p)
@@ -416,6 +420,7 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
     return false
   end
   redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZREM', blocked_set, p)
   redis.call('ZADD', waiting_set, rank, p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
@@ -423,8 +428,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 9 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 10 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 10 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -435,6 +440,7 @@ local jobs = KEYS[6]
 local groups = KEYS[7]
 local signal = KEYS[8]
 local events = KEYS[9]
+local blocked = KEYS[10]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -459,8 +465,10 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
 end
 if delayed ~= tag_of_keys .. ':delayed' or leased ~= tag_of_keys .. ':leased' or dead ~= tag_of_keys .. ':dead' or
     parked ~= tag_of_keys .. ':parked' or jobs ~= tag_of_keys .. ':jobs' or groups ~= tag_of_keys .. ':groups' or
-    signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' then
-  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':signal', ':events' }) do
+    signal ~= tag_of_keys .. ':signal' or events ~= tag_of_keys .. ':events' or
+    blocked ~= tag_of_keys .. ':blocked' then
+  for i, each in ipairs({ ':delayed', ':leased', ':dead', ':parked', ':jobs', ':groups', ':signal', ':events',
+      ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -511,7 +519,7 @@ if group then
   end
 end
 local settings, metrics, parent
-parent, bad = parent_of(jobs, link)
+parent, bad = parent_of(jobs, blocked, link)
 if bad then
   return bad
 end
@@ -545,7 +553,7 @@ if tonumber(deliveries) >= max_deliveries then
   trim_ended(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
   emit(events, settings.events_max, 'dead', id, 'error', reason)
   -- A flow's child that dies: its parent goes on without it, or dies with it.
-  local moved = child_ended(jobs, waiting, dead, parent, id, false, now)
+  local moved = child_ended(jobs, waiting, dead, blocked, parent, id, false, now)
   if moved == 'waiting' then
     wake_workers(signal)
     emit(events, settings.events_max, 'waiting', parent.id)

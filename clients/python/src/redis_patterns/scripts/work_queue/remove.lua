@@ -1,4 +1,4 @@
---- Removes a job that is not running: waiting, delayed, parked, dead or completed (kept).
+--- Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked.
 ---
 --- Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
 --- it under the worker would let the worker's ack fail for no reason of its own.
@@ -8,9 +8,10 @@
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key completed zset {<name>}:completed  job id -> when it completed (ms, server clock), while kept
+--- @key blocked zset {<name>}:blocked  flow parent id -> when it was added (ms, server clock), while blocked
 --- @arg id string non-empty      the job's id
 --- @return (bool, string?)       removed, and the state it was in (nil when there is no job with this id)
---- @error BAD_ARGS               not 6 keys and 1 argument
+--- @error BAD_ARGS               not 7 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
@@ -56,8 +57,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -65,6 +66,7 @@ local dead = KEYS[3]
 local parked = KEYS[4]
 local jobs = KEYS[5]
 local completed = KEYS[6]
+local blocked = KEYS[7]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID must not be empty')
@@ -75,8 +77,9 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS KEYS[1] must be {<name>}:waiting, got ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' or dead ~= tag_of_keys .. ':dead' or parked ~= tag_of_keys .. ':parked' or
-    jobs ~= tag_of_keys .. ':jobs' or completed ~= tag_of_keys .. ':completed' then
-  for i, each in ipairs({ ':delayed', ':dead', ':parked', ':jobs', ':completed' }) do
+    jobs ~= tag_of_keys .. ':jobs' or completed ~= tag_of_keys .. ':completed' or
+    blocked ~= tag_of_keys .. ':blocked' then
+  for i, each in ipairs({ ':delayed', ':dead', ':parked', ':jobs', ':completed', ':blocked' }) do
     if KEYS[i + 1] ~= tag_of_keys .. each then
       return redis.error_reply(
           'BAD_KEYS KEYS[' .. i + 1 .. '] must be {<name>}' .. each .. ' with <name> as in waiting, got ' ..
@@ -86,7 +89,7 @@ if delayed ~= tag_of_keys .. ':delayed' or dead ~= tag_of_keys .. ':dead' or par
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-for _, zset in ipairs({ waiting, delayed, dead, parked, completed }) do
+for _, zset in ipairs({ waiting, delayed, dead, parked, completed, blocked }) do
   redis.call('ZCARD', zset)
 end
 local state, group, rank = unpack(redis.call('HMGET', jobs, 's:' .. id, 'g:' .. id, 'r:' .. id))
@@ -104,8 +107,7 @@ if state == 'parked' then
   -- Its name in `parked`, as take.lua wrote it.
   redis.call('ZREM', parked, parked_member(group or '', tonumber(rank), id))
 else
-  -- A flow's parent that waits for its children (blocked) is in no set.
-  local set = ({ waiting = waiting, delayed = delayed, dead = dead, completed = completed })[state]
+  local set = ({ waiting = waiting, delayed = delayed, dead = dead, completed = completed, blocked = blocked })[state]
   if set then
     redis.call('ZREM', set, id)
   end
