@@ -54,16 +54,18 @@ fn nacked(result: redis_patterns::Result<Nacked>) -> redis_patterns::Result<&'st
 }
 
 /// A queue's life: dedup, priorities, a delay, leases that lapse, retries with a backoff,
-/// the dead-letter queue, group limits, and the operator's reads.
+/// the dead-letter queue, group limits, and the operator's reads. Its times (a lease of
+/// 1 s, a backoff of 250 ms, a delay of 500 ms, a rate window of 1.5 s) leave a busy
+/// machine a second or so between the steps that must fall within one of them.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
     let queue = WorkQueue::new("work_queue:mail")
         .unwrap()
-        .with_lease(Duration::from_millis(300))
+        .with_lease(Duration::from_millis(1000))
         .unwrap()
         .with_max_deliveries(2)
         .unwrap()
-        .with_backoff(Backoff::Fixed(Duration::from_millis(50)));
+        .with_backoff(Backoff::Fixed(Duration::from_millis(250)));
     t.step("queue.keys()", Ok::<_, Error>(queue.keys()))
         .unwrap();
     let _ = step!(t, con, queue.add("a", "first"));
@@ -73,7 +75,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         con,
         queue.add_with("b", "urgent", JobOptions::new().priority(9))
     );
-    let later = JobOptions::new().delay(Duration::from_millis(200));
+    let later = JobOptions::new().delay(Duration::from_millis(500));
     let _ = step!(t, con, queue.add_with("c", "later", later.clone()));
     let _ = step!(t, con, queue.add("c", "again"));
     let _ = step!(t, con, queue.counts());
@@ -96,12 +98,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     )
     .unwrap();
     take(&mut t, con, &queue, 10);
-    harness::wait_server(con, Duration::from_millis(200));
-    t.note("wait 200 ms: c is due, a's backoff has passed");
+    harness::wait_server(con, Duration::from_millis(500));
+    t.note("wait 500 ms: c is due, a's backoff has passed");
     let jobs = take(&mut t, con, &queue, 10);
     let (a, c) = (&jobs[0], &jobs[1]);
     let _ = step!(t, con, queue.ack(c).map(|_| Ok("acked")));
-    harness::wait_server(con, Duration::from_millis(300));
+    harness::wait_server(con, Duration::from_millis(1000));
     t.note("a's worker died: its lease ran out on its last delivery");
     take(&mut t, con, &queue, 10);
     let _ = step!(t, con, queue.ack(a).map(|_| Ok("acked")));
@@ -145,9 +147,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, queue.remove("a"));
     let _ = step!(t, con, queue.counts());
 
-    t.note("groups: at most 2 running per tenant, at most 3 started per 400 ms");
+    t.note("groups: at most 2 running per tenant, at most 3 started per 1.5 s");
     let limits = Limits::new().concurrency(2).unwrap();
-    let limits = limits.rate(3, Duration::from_millis(400)).unwrap();
+    let limits = limits.rate(3, Duration::from_millis(1500)).unwrap();
     let _ = step!(
         t,
         con,
@@ -199,8 +201,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t.note("t1 started 3 jobs in this window: t1-5 waits for it to pass");
     take(&mut t, con, &queue, 10);
     let _ = step!(t, con, queue.job("t1-5").map(|i| Ok(i.map(|i| i.state))));
-    harness::wait_server(con, Duration::from_millis(400));
-    t.note("wait 400 ms: the window has passed, and the first batch's leases ran out");
+    harness::wait_server(con, Duration::from_millis(1500));
+    t.note("wait 1.5 s: the window has passed, and the first batch's leases ran out");
     let last = take(&mut t, con, &queue, 10);
     for job in &last {
         queue.ack(job).in_mode().run(con).unwrap();
