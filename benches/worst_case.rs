@@ -1539,7 +1539,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/set_schedule",
-            input: "a changed timing of one of 1,000 schedules, 100-byte payload",
+            input: "a changed timing of one of 1,000 schedules, 100-byte payload, the jobs' retries and removal",
             setup: scheduled_queue,
             keys: Keys::of("work_queue/set_schedule", QUEUE),
             args: strings([
@@ -1553,6 +1553,12 @@ fn cases() -> Vec<Case> {
                 "g".into(),
                 "x".repeat(100),
                 "".into(),
+                "1".into(),
+                "1000".into(),
+                "exponential".into(),
+                "1000".into(),
+                "1000000000000".into(),
+                "1".into(),
                 "1".into(),
             ]),
         },
@@ -2688,7 +2694,8 @@ fn pause(con: &mut redis::Connection, k: &Keys) {
 }
 
 /// A busy queue keeping metrics, with 1,000 schedules every second since 0 (each has
-/// missed every run: the most a catch-up adds), 100-byte payloads, catch-up 100.
+/// missed every run: the most a catch-up adds), 100-byte payloads, catch-up 100, and
+/// jobs with retries and removal of their own.
 fn scheduled_queue(con: &mut redis::Connection, k: &Keys) {
     busy_queue(con, k);
     let queue = k.like("work_queue/fire");
@@ -2697,7 +2704,7 @@ fn scheduled_queue(con: &mut redis::Connection, k: &Keys) {
         "local s, d, j = unpack(KEYS)
          redis.call('HSET', j, '#settings', '0 0 1000 0 0 1000 10000 15552000000 60')
          for i = 0, 999 do
-           redis.call('HSET', s, 't:s' .. i, 'every 1000 0', 'o:s' .. i, '1 100 0', 'd:s' .. i, string.rep('x', 100),
+           redis.call('HSET', s, 't:s' .. i, 'every 1000 0', 'o:s' .. i, '1 100 0 1000 e 1000 1000000000000 cd', 'd:s' .. i, string.rep('x', 100),
              'g:s' .. i, 'g')
            redis.call('ZADD', d, 0, 's' .. i)
          end",

@@ -10709,7 +10709,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "d769316533c311aa4db568e86fed6b4553e558a3",
+        sha1: "a84763a1cb626f9fdaa6926447b03b58fa80eb54",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot.",
@@ -10771,7 +10771,7 @@ pub mod work_queue {
     #[doc = " completed jobs beyond the queue's count or age go; a job added with"]
     #[doc = " `remove_on_complete` goes at once instead (see `add.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `d769316533c311aa4db568e86fed6b4553e558a3`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `a84763a1cb626f9fdaa6926447b03b58fa80eb54`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11591,7 +11591,7 @@ pub mod work_queue {
     pub static DUE: crate::Script = crate::Script {
         name: "work_queue/due",
         path: "scripts/work_queue/due.lua",
-        sha1: "0ee986ba1a429fc70d0ac4717710876d375007fd",
+        sha1: "bfed5ae41efe28be6cf239c7211b71fe33a4015e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/due.lua")),
         flags: &["no-writes", ],
         summary: "Reads the schedules whose next run time has come, for a scheduler loop to fire.",
@@ -11630,7 +11630,7 @@ pub mod work_queue {
     #[doc = " (`XREAD BLOCK <ms> STREAMS <schedules_wake> <id>`) until the earliest next run, and a"]
     #[doc = " schedule set meanwhile wakes it at once."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `0ee986ba1a429fc70d0ac4717710876d375007fd`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `bfed5ae41efe28be6cf239c7211b71fe33a4015e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -11801,11 +11801,11 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "904934ba228957235cb56ca39dd9e5192d141b0e",
+        sha1: "4abd3205d41cad7f2286e1a77754af3696c2dffe",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
-        description: "Beyond the books: the step that makes any number of schedulers fire each run once\n(BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by\nhand). The caller read `run` (the schedule's next run time) and `rev` (its revision)\nwith due.lua; the call fires only while both are still what `schedule` holds\n(compare-and-set) and `run` is not after the server's clock. A caller that lost the\nrace gets 'already_fired' and nothing changes. Each run time `t` fired adds the job\n`<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the\nschedule, no delay); a replayed run finds its job by id and adds nothing. While the\nqueue's groups take turns, each job waits for its group's turn as add.lua says.\n\nThe run times due are `run` and the later ones up to now. An `every` schedule computes\nthem (`run + k × every`); a cron schedule takes them from the caller: `times`, the\ncron's times after `run` in order (at least the latest `catch_up` ones up to now and\none after now: only the caller can read a cron expression). Missed runs: of the times\ndue, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);\nthe others are skipped and counted. The next run time is the first time after now;\nwhen `times` hold none ('more_times'), nothing changes and the caller computes more.",
+        description: "Beyond the books: the step that makes any number of schedulers fire each run once\n(BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by\nhand). The caller read `run` (the schedule's next run time) and `rev` (its revision)\nwith due.lua; the call fires only while both are still what `schedule` holds\n(compare-and-set) and `run` is not after the server's clock. A caller that lost the\nrace gets 'already_fired' and nothing changes. Each run time `t` fired adds the job\n`<schedule>:<t>` exactly as add.lua does (its payload, priority, group and own options\nfrom the schedule, no delay); a replayed run finds its job by id and adds nothing. While the\nqueue's groups take turns, each job waits for its group's turn as add.lua says.\n\nThe run times due are `run` and the later ones up to now. An `every` schedule computes\nthem (`run + k × every`); a cron schedule takes them from the caller: `times`, the\ncron's times after `run` in order (at least the latest `catch_up` ones up to now and\none after now: only the caller can read a cron expression). Missed runs: of the times\ndue, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);\nthe others are skipped and counted. The next run time is the first time after now;\nwhen `times` hold none ('more_times'), nothing changes and the caller computes more.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11849,8 +11849,8 @@ pub mod work_queue {
     #[doc = " with due.lua; the call fires only while both are still what `schedule` holds"]
     #[doc = " (compare-and-set) and `run` is not after the server's clock. A caller that lost the"]
     #[doc = " race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job"]
-    #[doc = " `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the"]
-    #[doc = " schedule, no delay); a replayed run finds its job by id and adds nothing. While the"]
+    #[doc = " `<schedule>:<t>` exactly as add.lua does (its payload, priority, group and own options"]
+    #[doc = " from the schedule, no delay); a replayed run finds its job by id and adds nothing. While the"]
     #[doc = " queue's groups take turns, each job waits for its group's turn as add.lua says."]
     #[doc = ""]
     #[doc = " The run times due are `run` and the later ones up to now. An `every` schedule computes"]
@@ -11861,7 +11861,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `904934ba228957235cb56ca39dd9e5192d141b0e`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `4abd3205d41cad7f2286e1a77754af3696c2dffe`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12284,7 +12284,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "eab56640125f2085013c9e9f9d0f898976f1c16b",
+        sha1: "5e63f53736e578144cb84d60c3341539ac2931a0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -12346,7 +12346,7 @@ pub mod work_queue {
     #[doc = " (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going"]
     #[doc = " to `dead` (the reply still says 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `eab56640125f2085013c9e9f9d0f898976f1c16b`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5e63f53736e578144cb84d60c3341539ac2931a0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13015,7 +13015,7 @@ pub mod work_queue {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/schedule",
         path: "scripts/work_queue/schedule.lua",
-        sha1: "126bbc57cd53c10688d0c83421f660acce2f4609",
+        sha1: "87766abf67d0ac584e5df564e2eb4f566a7e9a47",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedule.lua")),
         flags: &["no-writes", ],
         summary: "Reads one schedule: its next run time, its timing and its job template.",
@@ -13045,7 +13045,7 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books. See set_schedule.lua for what each part means."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/schedule.lua` (`work_queue/schedule`, SHA1 `126bbc57cd53c10688d0c83421f660acce2f4609`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/schedule.lua` (`work_queue/schedule`, SHA1 `87766abf67d0ac584e5df564e2eb4f566a7e9a47`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -13074,7 +13074,7 @@ pub mod work_queue {
     pub static SCHEDULES: crate::Script = crate::Script {
         name: "work_queue/schedules",
         path: "scripts/work_queue/schedules.lua",
-        sha1: "e5ea8a34ec38d86b666d4dc7102092261597493c",
+        sha1: "294323cb743042b28132c2d7a7dafa59ae8c5601",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedules.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of a queue's schedules, by next run time.",
@@ -13108,7 +13108,7 @@ pub mod work_queue {
     #[doc = " pages read one after another may skip or repeat a schedule that fired in between (its"]
     #[doc = " next run time moved)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `e5ea8a34ec38d86b666d4dc7102092261597493c`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `294323cb743042b28132c2d7a7dafa59ae8c5601`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -13276,11 +13276,11 @@ pub mod work_queue {
     pub static SET_SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/set_schedule",
         path: "scripts/work_queue/set_schedule.lua",
-        sha1: "4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
+        sha1: "81e20738c2b3178dad81e0e54ce41ae586eb6f11",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_schedule.lua")),
         flags: &[],
         summary: "Creates or changes a schedule: a job template added to the queue at every run time.",
-        description: "Beyond the books (BullMQ's job schedulers, Sidekiq Enterprise's periodic jobs, Celery\nbeat). A schedule runs either `every` ms, at the times `offset + k × every` (ms since\nthe Unix epoch, server clock), or at the times of a `cron` expression in the time zone\n`tz`, which only a caller can compute: it passes the `first` run time and `fire.lua`\nthe later ones. Each run adds the job `<schedule>:<run ms>` (see fire.lua) with\n`payload`, `priority` and `group`. Its next run time is the score of `schedule` in\n`due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next\nrun is kept (an app that sets its schedules at every start misses no run and adds none\ntwice); otherwise it is `first`, or for `every` the first of its times at or after now.\nRuns missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the\nschedule's revision, so that a `fire.lua` computed for the old timing changes nothing.\nThe fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`\nor `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the\npayload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`\n(which then lives a minute), waking the schedulers that sleep until their next run\n(see due.lua), so that a new or earlier run is fired on time.",
+        description: "Beyond the books (BullMQ's job schedulers, Sidekiq Enterprise's periodic jobs, Celery\nbeat). A schedule runs either `every` ms, at the times `offset + k × every` (ms since\nthe Unix epoch, server clock), or at the times of a `cron` expression in the time zone\n`tz`, which only a caller can compute: it passes the `first` run time and `fire.lua`\nthe later ones. Each run adds the job `<schedule>:<run ms>` (see fire.lua) with\n`payload`, `priority` and `group`. Its next run time is the score of `schedule` in\n`due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next\nrun is kept (an app that sets its schedules at every start misses no run and adds none\ntwice); otherwise it is `first`, or for `every` the first of its times at or after now.\nThe jobs' own retries and removal (`attempts` to `remove_on_fail`) are add.lua's.\nRuns missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the\nschedule's revision, so that a `fire.lua` computed for the old timing changes nothing.\nThe fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`\nor `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`, then a space and\nthe jobs' options as add.lua stores a job's (its o: field) when they have some; `d:<s>` the\npayload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`\n(which then lives a minute), waking the schedulers that sleep until their next run\n(see due.lua), so that a new or earlier run is fired on time.",
         keys: &[
             crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
             crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
@@ -13298,10 +13298,16 @@ pub mod work_queue {
             crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the jobs' payload", template: None },
             crate::Param { name: "first", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000000 }, doc: "the first run (ms, server clock); empty: the first time of `every` from now", template: None },
             crate::Param { name: "keep", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "keep the stored next run when the timing is unchanged", template: None },
+            crate::Param { name: "attempts", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most deliveries of each job; 0 for the caller's `max_deliveries`", template: None },
+            crate::Param { name: "backoff", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["worker", "none", "fixed", "exponential"]), doc: "the delay before each retry of a job; worker: the caller's", template: None },
+            crate::Param { name: "backoff_delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the fixed delay, or the exponential backoff's first one", template: None },
+            crate::Param { name: "backoff_max", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "the exponential backoff's longest delay", template: None },
+            crate::Param { name: "remove_on_complete", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each job dropped once completed, even while the queue keeps completed jobs", template: None },
+            crate::Param { name: "remove_on_fail", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each job dropped once dead, even while the queue keeps dead jobs", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether the schedule is new, and its next run time (ms)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 11 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 17 arguments" },
             crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
             crate::ErrorDoc { code: "BAD_EVERY", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_OFFSET", doc: "not whole milliseconds within its range; or not below `every`, or not 0 for cron" },
@@ -13311,6 +13317,12 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_FIRST", doc: "not an integer within its range (or empty); or empty for a cron schedule" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_ATTEMPTS", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_BACKOFF", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "BAD_BACKOFF_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_BACKOFF_MAX", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_REMOVE_ON_COMPLETE", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_REMOVE_ON_FAIL", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of `schedule` that these scripts do not write" },
             crate::ErrorDoc { code: "BAD_DUE", doc: "`due` holds a run time of `schedule` that these scripts do not write" },
@@ -13318,6 +13330,12 @@ pub mod work_queue {
         clock: Some(crate::Clock::Server),
         complexity: "O(log S), S = the schedules",
         defaults: &[
+            crate::Preset { name: "attempts", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: the caller's max_deliveries" },
+            crate::Preset { name: "backoff", value: crate::PresetValue::Text("worker"), doc: "JobOptions::new: the caller's delay" },
+            crate::Preset { name: "backoff_delay", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
+            crate::Preset { name: "backoff_max", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: none" },
+            crate::Preset { name: "remove_on_complete", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps completed jobs" },
+            crate::Preset { name: "remove_on_fail", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps dead jobs" },
         ],
     };
 
@@ -13332,15 +13350,17 @@ pub mod work_queue {
     #[doc = " `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next"]
     #[doc = " run is kept (an app that sets its schedules at every start misses no run and adds none"]
     #[doc = " twice); otherwise it is `first`, or for `every` the first of its times at or after now."]
+    #[doc = " The jobs' own retries and removal (`attempts` to `remove_on_fail`) are add.lua's."]
     #[doc = " Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the"]
     #[doc = " schedule's revision, so that a `fire.lua` computed for the old timing changes nothing."]
     #[doc = " The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`"]
-    #[doc = " or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the"]
+    #[doc = " or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`, then a space and"]
+    #[doc = " the jobs' options as add.lua stores a job's (its o: field) when they have some; `d:<s>` the"]
     #[doc = " payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`"]
     #[doc = " (which then lives a minute), waking the schedulers that sleep until their next run"]
     #[doc = " (see due.lua), so that a new or earlier run is fired on time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `4330c1593c8a7fca71ac7d4e9194b5c496bc5737`)."]
+    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `81e20738c2b3178dad81e0e54ce41ae586eb6f11`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -13359,11 +13379,17 @@ pub mod work_queue {
     #[doc = " - `payload` (`bytes`): the jobs' payload"]
     #[doc = " - `first` (`uint?`, from 0 to 1000000000000000): the first run (ms, server clock); empty: the first time of `every` from now"]
     #[doc = " - `keep` (`bool`): keep the stored next run when the timing is unchanged"]
+    #[doc = " - `attempts` (`uint`, from 0 to 1000): the most deliveries of each job; 0 for the caller's `max_deliveries`"]
+    #[doc = " - `backoff` (`string`, one of `worker`, `none`, `fixed`, `exponential`): the delay before each retry of a job; worker: the caller's"]
+    #[doc = " - `backoff_delay` (`ms`, from 0 to 1000000000000 ms): the fixed delay, or the exponential backoff's first one"]
+    #[doc = " - `backoff_max` (`ms`, from 0 to 1000000000000 ms): the exponential backoff's longest delay"]
+    #[doc = " - `remove_on_complete` (`bool`): each job dropped once completed, even while the queue keeps completed jobs"]
+    #[doc = " - `remove_on_fail` (`bool`): each job dropped once dead, even while the queue keeps dead jobs"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether the schedule is new, and its next run time (ms)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 3 keys and 11 arguments"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 17 arguments"]
     #[doc = " - `BAD_SCHEDULE`: empty"]
     #[doc = " - `BAD_EVERY`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_OFFSET`: not whole milliseconds within its range; or not below `every`, or not 0 for cron"]
@@ -13373,13 +13399,19 @@ pub mod work_queue {
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_FIRST`: not an integer within its range (or empty); or empty for a cron schedule"]
     #[doc = " - `BAD_KEEP`: not 1 or 0"]
+    #[doc = " - `BAD_ATTEMPTS`: not an integer within its range"]
+    #[doc = " - `BAD_BACKOFF`: not one of its choices"]
+    #[doc = " - `BAD_BACKOFF_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_BACKOFF_MAX`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_REMOVE_ON_COMPLETE`: not 1 or 0"]
+    #[doc = " - `BAD_REMOVE_ON_FAIL`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of `schedule` that these scripts do not write"]
     #[doc = " - `BAD_DUE`: `due` holds a run time of `schedule` that these scripts do not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log S), S = the schedules. Clock: the server's `TIME`."]
-    pub fn set_schedule(schedules: &str, due: &str, schedules_wake: &str, schedule: &str, every: Option<::std::time::Duration>, offset: ::std::time::Duration, cron: &str, tz: &str, catch_up: u64, priority: u64, group: &str, payload: &[u8], first: Option<u64>, keep: bool) -> crate::Op<(bool, u64,)> {
-        crate::ScriptCall::new(&SET_SCHEDULE).key(schedules).key(due).key(schedules_wake).arg(schedule).arg(every).arg(offset).arg(cron).arg(tz).arg(catch_up).arg(priority).arg(group).arg(payload).arg(first).arg(keep).finish()
+    pub fn set_schedule(schedules: &str, due: &str, schedules_wake: &str, schedule: &str, every: Option<::std::time::Duration>, offset: ::std::time::Duration, cron: &str, tz: &str, catch_up: u64, priority: u64, group: &str, payload: &[u8], first: Option<u64>, keep: bool, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, remove_on_complete: bool, remove_on_fail: bool) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&SET_SCHEDULE).key(schedules).key(due).key(schedules_wake).arg(schedule).arg(every).arg(offset).arg(cron).arg(tz).arg(catch_up).arg(priority).arg(group).arg(payload).arg(first).arg(keep).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(remove_on_complete).arg(remove_on_fail).finish()
     }
 
     #[doc = " `work_queue/settings`: Reads the queue's settings: limits, dead and completed jobs kept, metrics window, events, results."]
@@ -13440,7 +13472,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "7cdacfa32ebf8d0df82c1296e00bd646c092f65d",
+        sha1: "4e2943a4382c5c248822cce9de4b4ff1cf54e4ac",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13568,7 +13600,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7cdacfa32ebf8d0df82c1296e00bd646c092f65d`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `4e2943a4382c5c248822cce9de4b4ff1cf54e4ac`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]

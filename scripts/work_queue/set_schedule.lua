@@ -9,10 +9,12 @@
 --- `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next
 --- run is kept (an app that sets its schedules at every start misses no run and adds none
 --- twice); otherwise it is `first`, or for `every` the first of its times at or after now.
+--- The jobs' own retries and removal (`attempts` to `remove_on_fail`) are add.lua's.
 --- Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the
 --- schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
 --- The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
---- or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
+--- or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`, then a space and
+--- the jobs' options as add.lua stores a job's (its o: field) when they have some; `d:<s>` the
 --- payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`
 --- (which then lives a minute), waking the schedulers that sleep until their next run
 --- (see due.lua), so that a new or earlier run is fired on time.
@@ -30,8 +32,14 @@
 --- @arg payload bytes            the jobs' payload
 --- @arg first uint? 0..=10^15    the first run (ms, server clock); empty: the first time of `every` from now
 --- @arg keep bool                keep the stored next run when the timing is unchanged
+--- @arg attempts uint 0..=1000    the most deliveries of each job; 0 for the caller's `max_deliveries`
+--- @arg backoff string worker|none|fixed|exponential  the delay before each retry of a job; worker: the caller's
+--- @arg backoff_delay ms 0..=10^12    the fixed delay, or the exponential backoff's first one
+--- @arg backoff_max ms 0..=10^12      the exponential backoff's longest delay
+--- @arg remove_on_complete bool   each job dropped once completed, even while the queue keeps completed jobs
+--- @arg remove_on_fail bool       each job dropped once dead, even while the queue keeps dead jobs
 --- @return (bool, uint)          whether the schedule is new, and its next run time (ms)
---- @error BAD_ARGS               not 3 keys and 11 arguments
+--- @error BAD_ARGS               not 3 keys and 17 arguments
 --- @error BAD_SCHEDULE           empty
 --- @error BAD_EVERY              not whole milliseconds within its range (or empty)
 --- @error BAD_OFFSET             not whole milliseconds within its range; or not below `every`, or not 0 for cron
@@ -41,10 +49,22 @@
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_FIRST              not an integer within its range (or empty); or empty for a cron schedule
 --- @error BAD_KEEP               not 1 or 0
+--- @error BAD_ATTEMPTS           not an integer within its range
+--- @error BAD_BACKOFF            not one of its choices
+--- @error BAD_BACKOFF_DELAY      not whole milliseconds within its range
+--- @error BAD_BACKOFF_MAX        not whole milliseconds within its range
+--- @error BAD_REMOVE_ON_COMPLETE not 1 or 0
+--- @error BAD_REMOVE_ON_FAIL     not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
---- @uses schedule_of run_of wake_waiters shown
+--- @uses schedule_of run_of wake_waiters retry_text shown
+--- @default attempts 0          JobOptions::new: the caller's max_deliveries
+--- @default backoff worker       JobOptions::new: the caller's delay
+--- @default backoff_delay 0      JobOptions::new: none
+--- @default backoff_max 0        JobOptions::new: none
+--- @default remove_on_complete 0 JobOptions::new: kept as the queue keeps completed jobs
+--- @default remove_on_fail 0     JobOptions::new: kept as the queue keeps dead jobs
 --- @clock server
 --- @complexity O(log S), S = the schedules
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -77,10 +97,37 @@ local function wake_waiters(wake_key)
   redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
   redis.call('PEXPIRE', wake_key, 60000)
 end
+-- A job's own options, `stored` (a string) as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
+-- be kept once completed (c) or dead (d), whatever the queue keeps; attempts 0 for the
+-- caller's most deliveries, and backoff w (the caller's delay), f (a fixed `delay`) or e
+-- (exponential from `delay` up to `max`). Nil for a value add.lua does not write.
+local function retry_parts(stored)
+  local attempts, backoff, delay, max, drop = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)(.*)$')
+  attempts = attempts and safe_integer(attempts, 0, 1000)
+  delay = delay and safe_integer(delay, 0, 1000000000000)
+  max = max and safe_integer(max, 0, 1000000000000)
+  if attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd') then
+    return { attempts = attempts, backoff = backoff, delay = delay, max = max,
+      drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
+  end
+end
+-- The options add.lua stores for a job (its o: field, as retry_of reads it) from its
+-- arguments, checked by the caller: false when the job keeps the caller's and the queue's.
+local function retry_text(job_attempts, job_backoff, job_backoff_delay, job_backoff_max, on_complete, on_fail)
+  if job_attempts == 0 and job_backoff == 'worker' and not on_complete and not on_fail then
+    return false
+  end
+  local kinds = { worker = 'w', none = 'f', fixed = 'f', exponential = 'e' }
+  local first = job_backoff == 'none' and 0 or job_backoff_delay
+  local drop = (on_complete or on_fail) and ' ' .. (on_complete and 'c' or '') .. (on_fail and 'd' or '') or ''
+  return string.format('%d %s %d %d', job_attempts, kinds[job_backoff], first, job_backoff_max) .. drop
+end
 -- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
--- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
--- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
--- error reply for fields these scripts do not write. Reads only.
+-- timing, o:<name> its revision, catch-up and priority, then the jobs' own options as
+-- add.lua stores a job's when they have some, d:<name> the jobs' payload, g:<name> their
+-- group): a table (`retry` the jobs' options, or false); false when there is none; nil
+-- and a BAD_SCHEDULES error reply for fields these scripts do not write. Reads only.
 local function schedule_of(schedules_hash, name)
   local found_timing, found_options, found_payload, found_group = unpack(redis.call('HMGET', schedules_hash,
     't:' .. name, 'o:' .. name, 'd:' .. name, 'g:' .. name))
@@ -95,13 +142,15 @@ local function schedule_of(schedules_hash, name)
   else
     s.tz, s.cron = string.match(found_timing or '', '^cron (%S+) (.+)$')
   end
-  local found_rev, found_catch_up, found_priority = string.match(found_options or '',
-    '^(%d+) (%d+) (%d+)$')
+  -- Then, for jobs with options of their own, those options as add.lua stores a job's.
+  local found_rev, found_catch_up, found_priority, found_retry = string.match(found_options or '',
+    '^(%d+) (%d+) (%d+)(.*)$')
   s.rev = found_rev and safe_integer(found_rev, 1, 1000000000000000)
   s.catch_up = found_catch_up and safe_integer(found_catch_up, 0, 100)
   s.priority = found_priority and safe_integer(found_priority, 0, 255)
+  s.retry = found_retry ~= '' and string.match(found_retry or '', '^ (.+)$')
   if not (s.every and s.offset and s.offset < math.max(s.every, 1) and s.tz and s.rev and s.catch_up and s.priority
-      and found_payload and found_group ~= '') then
+      and (found_retry == '' or (s.retry and retry_parts(s.retry))) and found_payload and found_group ~= '') then
     return nil, redis.error_reply('BAD_SCHEDULES the schedule ' .. shown(name) .. ' is ' .. shown(found_timing or '')
       .. ' ' .. shown(found_options or '') .. ', not what set_schedule.lua writes')
   end
@@ -123,8 +172,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 3 or #ARGV ~= 11 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 17 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 17 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local schedules = KEYS[1]
 local due = KEYS[2]
@@ -167,6 +216,32 @@ end
 local keep = ARGV[11] == '1'
 if not keep and ARGV[11] ~= '0' then
   return redis.error_reply('BAD_KEEP must be 1 or 0, got ' .. shown(ARGV[11]))
+end
+local attempts = ARGV[12] == '0' and 0 or tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
+if not attempts or attempts > 1000 then
+  return redis.error_reply('BAD_ATTEMPTS must be an integer from 0 to 1000, got ' .. shown(ARGV[12]))
+end
+local backoff = ARGV[13]
+if backoff ~= 'worker' and backoff ~= 'none' and backoff ~= 'fixed' and backoff ~= 'exponential' then
+  return redis.error_reply('BAD_BACKOFF must be one of worker, none, fixed, exponential, got ' .. shown(backoff))
+end
+local backoff_delay = ARGV[14] == '0' and 0 or tonumber(string.match(ARGV[14], '^[1-9]%d*$'))
+if not backoff_delay or backoff_delay > 1000000000000 then
+  return redis.error_reply(
+      'BAD_BACKOFF_DELAY must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[14]))
+end
+local backoff_max = ARGV[15] == '0' and 0 or tonumber(string.match(ARGV[15], '^[1-9]%d*$'))
+if not backoff_max or backoff_max > 1000000000000 then
+  return redis.error_reply(
+      'BAD_BACKOFF_MAX must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[15]))
+end
+local remove_on_complete = ARGV[16] == '1'
+if not remove_on_complete and ARGV[16] ~= '0' then
+  return redis.error_reply('BAD_REMOVE_ON_COMPLETE must be 1 or 0, got ' .. shown(ARGV[16]))
+end
+local remove_on_fail = ARGV[17] == '1'
+if not remove_on_fail and ARGV[17] ~= '0' then
+  return redis.error_reply('BAD_REMOVE_ON_FAIL must be 1 or 0, got ' .. shown(ARGV[17]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(schedules, '^(.+):schedules$')
@@ -237,8 +312,9 @@ local rev = config and config.rev + 1 or 1
 if rev > 1000000000000000 then
   rev = 1
 end
+local retry = retry_text(attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
 redis.call('HSET', schedules, 't:' .. schedule, timing, 'o:' .. schedule,
-  string.format('%d %d %d', rev, catch_up, priority), 'd:' .. schedule, payload)
+  string.format('%d %d %d', rev, catch_up, priority) .. (retry and ' ' .. retry or ''), 'd:' .. schedule, payload)
 if group ~= '' then
   redis.call('HSET', schedules, 'g:' .. schedule, group)
 else

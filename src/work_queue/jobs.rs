@@ -256,10 +256,10 @@ impl JobOptions {
         }
     }
 
-    /// Refuses what `carrier` (a flow's parent, a schedule's jobs) does not take: retries,
-    /// LIFO and removal, which only [`add`](WorkQueue::add_with) and
-    /// [`add_deduplicated`](WorkQueue::add_deduplicated) store with a job. An option
-    /// silently dropped would surprise more than one refused.
+    /// Refuses what a flow's jobs (`carrier`) do not take: retries, LIFO and removal,
+    /// which [`add`](WorkQueue::add_with), [`add_deduplicated`](WorkQueue::add_deduplicated)
+    /// and (but for LIFO) [`set_schedule`](WorkQueue::set_schedule) store with a job. An
+    /// option silently dropped would surprise more than one refused.
     pub(super) fn priority_and_group_only(&self, carrier: &str) -> Result<()> {
         let unsupported = [
             ("attempts", self.attempts.is_some()),

@@ -240,8 +240,11 @@ impl Schedule {
         self
     }
 
-    /// The priority and group of the jobs (a delay is refused: a job runs at its run
-    /// time; so are retries, LIFO and removal, which a schedule's jobs do not take yet).
+    /// The jobs' priority, group, retries ([`JobOptions::attempts`],
+    /// [`JobOptions::backoff`]) and removal ([`JobOptions::remove_on_complete`],
+    /// [`JobOptions::remove_on_fail`]), as [`add_with`](WorkQueue::add_with) stores them
+    /// with each job. A delay is refused (a job runs at its run time), and so is LIFO (a
+    /// job is added behind those of its priority).
     pub fn options(mut self, options: JobOptions) -> Self {
         self.options = options;
         self
@@ -453,7 +456,14 @@ impl WorkQueue {
                     "a scheduled job runs at its run time: leave its delay at 0",
                 ));
             }
-            options.priority_and_group_only("a schedule's jobs")?;
+            if options.lifo {
+                return Err(Error::invalid(
+                    "lifo",
+                    "a scheduled job is added at its run time behind the jobs of its priority: \
+                     leave it unset",
+                ));
+            }
+            let (attempts, backoff, backoff_delay, backoff_max) = options.retry_args()?;
             let group = options.group_arg()?;
             let keep = schedule.first_run.is_none();
             let (every, offset, expr, tz, first) = match &schedule.timing {
@@ -492,6 +502,12 @@ impl WorkQueue {
                 &schedule.payload,
                 first,
                 keep,
+                attempts,
+                backoff,
+                backoff_delay,
+                backoff_max,
+                options.remove_on_complete,
+                options.remove_on_fail,
             ))
         })
     }

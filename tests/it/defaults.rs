@@ -9,7 +9,7 @@ use std::time::Duration;
 use redis_patterns::fair_lock::FairLock;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::session::SessionStore;
-use redis_patterns::work_queue::{Deduplication, Job, JobOptions, State, WorkQueue};
+use redis_patterns::work_queue::{Deduplication, Job, JobOptions, Schedule, State, WorkQueue};
 use redis_patterns::{Op, PresetValue, catalog};
 
 use crate::key_templates::{expand, matches, sent};
@@ -101,6 +101,10 @@ fn the_rust_api_fills_in_what_the_headers_default_to() {
         &window,
     )));
     seen.insert(check(queue.take(1)));
+    seen.insert(check(queue.set_schedule(
+        "hourly",
+        &Schedule::every(Duration::from_secs(3600)),
+    )));
     seen.insert(check(queue.clean(State::Dead, 1)));
     seen.insert(check(queue.extend(&job)));
     seen.insert(check(queue.nack(&job, "failed")));

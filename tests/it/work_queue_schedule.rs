@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use redis_patterns::Error;
 use redis_patterns::work_queue::{
-    DueSchedule, Fired, JobOptions, Missed, Schedule, ScheduleReport, State, Stop, Timing,
-    WorkQueue,
+    Backoff, DueSchedule, Fired, JobOptions, Missed, Nacked, Schedule, ScheduleReport, State, Stop,
+    Timing, WorkQueue,
 };
 
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
@@ -74,6 +74,19 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .payload("yearly")
         .first_run_at(Y2020);
     let _ = step!(t, con, queue.set_schedule("yearly", &cron));
+    // Jobs with options of their own: one delivery (a retry would wait 5 s), and dropped
+    // if it fails.
+    let once = Schedule::every(Duration::from_millis(1_000_000_000_000))
+        .payload("ping")
+        .options(
+            JobOptions::new()
+                .priority(255)
+                .attempts(1)
+                .backoff(Backoff::Fixed(Duration::from_secs(5)))
+                .remove_on_fail(),
+        )
+        .first_run_at(0);
+    let _ = step!(t, con, queue.set_schedule("once", &once));
     // Not due before 2040.
     let later = Schedule::every(Duration::from_secs(60)).first_run_at(Y2040);
     let _ = step!(t, con, queue.set_schedule("later", &later));
@@ -148,6 +161,18 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t.step("waiting jobs", Ok::<_, Error>(waiting_ids(con, &queue)))
         .unwrap();
     let _ = step!(t, con, queue.job("sync:1500000000000"));
+    // The run of `once` (first in line) fails once, and is gone: its options came with it.
+    queue.remove_schedule("once").run(con).unwrap();
+    let ping = queue.take(1).run(con).unwrap().remove(0);
+    assert_eq!(ping.id, "once:1000000000000");
+    let _ = step!(
+        t,
+        con,
+        queue
+            .nack_after(&ping, Duration::ZERO, "unreachable")
+            .map(|nacked| Ok(matches!(nacked, Nacked::Dead { .. })))
+    );
+    let _ = step!(t, con, queue.job("once:1000000000000"));
     // Set again with the same timing: the next run time stays.
     let again = Schedule::every(Duration::from_millis(1_000_000_000_000)).payload("changed");
     let _ = step!(t, con, queue.set_schedule("rollup", &again));
@@ -267,11 +292,11 @@ fn missed_runs_follow_the_schedules_policy() {
             .run(&mut con),
         "options",
     );
-    // Options a scheduled job does not take are refused, not dropped.
+    // LIFO, which a scheduled job does not take, is refused, not dropped; retries out of
+    // range are refused as add_with refuses them.
     for (options, what) in [
-        (JobOptions::new().attempts(3), "attempts"),
         (JobOptions::new().lifo(), "lifo"),
-        (JobOptions::new().remove_on_fail(), "remove_on_fail"),
+        (JobOptions::new().attempts(0), "attempts"),
     ] {
         assert_invalid(
             queue
@@ -390,6 +415,27 @@ fn foreign_schedules_are_refused() {
         ),
         (
             &["t:x", "every 10 0", "o:x", "1 0 0"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        // The jobs' options, after the priority, as add.lua stores a job's: or not.
+        (
+            &["t:x", "every 10 0", "o:x", "1 0 0 3 x 0 0", "d:x", "p"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        (
+            &["t:x", "every 10 0", "o:x", "1 0 0 ", "d:x", "p"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        (
+            &["t:x", "every 10 0", "o:x", "1 0 0 1001 f 0 0", "d:x", "p"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        (
+            &["t:x", "every 10 0", "o:x", "1 0 0 3 f 0 0 x", "d:x", "p"][..],
             "0",
             "BAD_SCHEDULES",
         ),

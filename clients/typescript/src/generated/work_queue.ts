@@ -79,8 +79,8 @@ export const KEY_SCHEDULES_WAKE = new rt.Form("work_queue", "{<name>}:schedules_
 export const ACK = new rt.Script({
   name: "work_queue/ack",
   path: "scripts/work_queue/ack.lua",
-  sha1: "d769316533c311aa4db568e86fed6b4553e558a3",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__ack",
+  sha1: "a84763a1cb626f9fdaa6926447b03b58fa80eb54",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__ack",
   readOnly: false,
   keys: [11, 11],
   keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed", "blocked"],
@@ -196,7 +196,7 @@ export const ADD = new rt.Script({
   name: "work_queue/add",
   path: "scripts/work_queue/add.lua",
   sha1: "297612ad8b50a316346a8e4bd322549793be4f37",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__add",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__add",
   readOnly: false,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns"],
@@ -345,7 +345,7 @@ export const ADD_DEDUPLICATED = new rt.Script({
   name: "work_queue/add_deduplicated",
   path: "scripts/work_queue/add_deduplicated.lua",
   sha1: "8ef78386199ed8ea455f63978e7e981b40b43682",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__add_deduplicated",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__add_deduplicated",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"],
@@ -504,7 +504,7 @@ export const ADD_FLOW = new rt.Script({
   name: "work_queue/add_flow",
   path: "scripts/work_queue/add_flow.lua",
   sha1: "7c8366d182e978a8877727d644856ca330ddda13",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__add_flow",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__add_flow",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "jobs", "signal", "blocked"],
@@ -606,7 +606,7 @@ export const CLEAN = new rt.Script({
   name: "work_queue/clean",
   path: "scripts/work_queue/clean.lua",
   sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__clean",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__clean",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
@@ -694,7 +694,7 @@ export const CONFIGURE = new rt.Script({
   name: "work_queue/configure",
   path: "scripts/work_queue/configure.lua",
   sha1: "5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__configure",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__configure",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["parked", "jobs", "wake", "signal", "events"],
@@ -866,7 +866,7 @@ export const COUNTS = new rt.Script({
   name: "work_queue/counts",
   path: "scripts/work_queue/counts.lua",
   sha1: "14d914ca0887ef7eefcf1db288623fdce2ccdb27",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__counts",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__counts",
   readOnly: true,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"],
@@ -936,7 +936,7 @@ export const DELETE_QUEUE = new rt.Script({
   name: "work_queue/delete_queue",
   path: "scripts/work_queue/delete_queue.lua",
   sha1: "619c53ee3bbb7adf3fd36476a920f71bb57c888b",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__delete_queue",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__delete_queue",
   readOnly: false,
   keys: [16, 16],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"],
@@ -1046,8 +1046,8 @@ export function deleteQueue(
 export const DUE = new rt.Script({
   name: "work_queue/due",
   path: "scripts/work_queue/due.lua",
-  sha1: "0ee986ba1a429fc70d0ac4717710876d375007fd",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__due",
+  sha1: "bfed5ae41efe28be6cf239c7211b71fe33a4015e",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__due",
   readOnly: true,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -1122,7 +1122,7 @@ export const EVENTS = new rt.Script({
   name: "work_queue/events",
   path: "scripts/work_queue/events.lua",
   sha1: "2f38cc490f67e7d48e458930f79e1bbe45b11444",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__events",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__events",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["events"],
@@ -1200,7 +1200,7 @@ export const EXTEND = new rt.Script({
   name: "work_queue/extend",
   path: "scripts/work_queue/extend.lua",
   sha1: "846f294460e470cc36a5d8642dc260ec6f7c1c40",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__extend",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__extend",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["leased", "jobs"],
@@ -1270,8 +1270,8 @@ export function extend(
 export const FIRE = new rt.Script({
   name: "work_queue/fire",
   path: "scripts/work_queue/fire.lua",
-  sha1: "904934ba228957235cb56ca39dd9e5192d141b0e",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__fire",
+  sha1: "4abd3205d41cad7f2286e1a77754af3696c2dffe",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__fire",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"],
@@ -1296,8 +1296,8 @@ const FIRE_REPLY: rt.Decode<[string, number[], number, number, number]> = rt.tup
  * with due.lua; the call fires only while both are still what `schedule` holds
  * (compare-and-set) and `run` is not after the server's clock. A caller that lost the
  * race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job
- * `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the
- * schedule, no delay); a replayed run finds its job by id and adds nothing. While the
+ * `<schedule>:<t>` exactly as add.lua does (its payload, priority, group and own options
+ * from the schedule, no delay); a replayed run finds its job by id and adds nothing. While the
  * queue's groups take turns, each job waits for its group's turn as add.lua says.
  *
  * The run times due are `run` and the later ones up to now. An `every` schedule computes
@@ -1384,7 +1384,7 @@ export const JOB = new rt.Script({
   name: "work_queue/job",
   path: "scripts/work_queue/job.lua",
   sha1: "04712789e98fb5f1cde698cefa47ebc24c6e1f23",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__job",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__job",
   readOnly: true,
   keys: [6, 6],
   keyNames: ["delayed", "leased", "dead", "jobs", "completed", "blocked"],
@@ -1470,7 +1470,7 @@ export const LIST = new rt.Script({
   name: "work_queue/list",
   path: "scripts/work_queue/list.lua",
   sha1: "c46d444e555bb6debb9ff98baff746bf5839ddf1",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__list",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__list",
   readOnly: true,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "completed", "blocked"],
@@ -1565,7 +1565,7 @@ export const LOG = new rt.Script({
   name: "work_queue/log",
   path: "scripts/work_queue/log.lua",
   sha1: "668f233028d2c7daa0971cebe8f2261b5050d0a9",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__log",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__log",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1640,7 +1640,7 @@ export const LOGS = new rt.Script({
   name: "work_queue/logs",
   path: "scripts/work_queue/logs.lua",
   sha1: "b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__logs",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__logs",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1708,7 +1708,7 @@ export const METRICS = new rt.Script({
   name: "work_queue/metrics",
   path: "scripts/work_queue/metrics.lua",
   sha1: "05d286d52db9d4e0e8150c2916e8cbc98bd80c9a",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__metrics",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__metrics",
   readOnly: true,
   keys: [9, 9],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed", "blocked"],
@@ -1806,8 +1806,8 @@ export function metrics(
 export const NACK = new rt.Script({
   name: "work_queue/nack",
   path: "scripts/work_queue/nack.lua",
-  sha1: "eab56640125f2085013c9e9f9d0f898976f1c16b",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__nack",
+  sha1: "5e63f53736e578144cb84d60c3341539ac2931a0",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__nack",
   readOnly: false,
   keys: [10, 10],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events", "blocked"],
@@ -1928,7 +1928,7 @@ export const PAUSE = new rt.Script({
   name: "work_queue/pause",
   path: "scripts/work_queue/pause.lua",
   sha1: "49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__pause",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__pause",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1980,7 +1980,7 @@ export const PAUSED = new rt.Script({
   name: "work_queue/paused",
   path: "scripts/work_queue/paused.lua",
   sha1: "8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__paused",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__paused",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -2030,7 +2030,7 @@ export const PROGRESS = new rt.Script({
   name: "work_queue/progress",
   path: "scripts/work_queue/progress.lua",
   sha1: "b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__progress",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__progress",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "events"],
@@ -2102,7 +2102,7 @@ export const RATE_LIMIT_GROUP = new rt.Script({
   name: "work_queue/rate_limit_group",
   path: "scripts/work_queue/rate_limit_group.lua",
   sha1: "7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__rate_limit_group",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__rate_limit_group",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["leased", "parked", "jobs", "groups", "wake", "idle"],
@@ -2191,7 +2191,7 @@ export const REMOVE = new rt.Script({
   name: "work_queue/remove",
   path: "scripts/work_queue/remove.lua",
   sha1: "e0f38e355163c9d61b6c29edfe22ae086e65bd67",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__remove",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__remove",
   readOnly: false,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed", "blocked"],
@@ -2267,7 +2267,7 @@ export const REMOVE_SCHEDULE = new rt.Script({
   name: "work_queue/remove_schedule",
   path: "scripts/work_queue/remove_schedule.lua",
   sha1: "68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__remove_schedule",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__remove_schedule",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2322,7 +2322,7 @@ export const REQUEUE = new rt.Script({
   name: "work_queue/requeue",
   path: "scripts/work_queue/requeue.lua",
   sha1: "9fe634bd87d7c540314b46da09c3e24db758b264",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__requeue",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__requeue",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2393,7 +2393,7 @@ export const RESULT = new rt.Script({
   name: "work_queue/result",
   path: "scripts/work_queue/result.lua",
   sha1: "668de221f1ab873f793684017c2192771a08435d",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__result",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__result",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["results", "kept"],
@@ -2452,7 +2452,7 @@ export const RESUME = new rt.Script({
   name: "work_queue/resume",
   path: "scripts/work_queue/resume.lua",
   sha1: "0fbc259cdc611b7629f594221ae7b54c930eba5c",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__resume",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__resume",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "signal"],
@@ -2505,7 +2505,7 @@ export const RETRY_DEAD = new rt.Script({
   name: "work_queue/retry_dead",
   path: "scripts/work_queue/retry_dead.lua",
   sha1: "850a48c90a6a6658b91c327d5bdadbf184314092",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__retry_dead",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__retry_dead",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2574,8 +2574,8 @@ export function retryDead(
 export const SCHEDULE = new rt.Script({
   name: "work_queue/schedule",
   path: "scripts/work_queue/schedule.lua",
-  sha1: "126bbc57cd53c10688d0c83421f660acce2f4609",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__schedule",
+  sha1: "87766abf67d0ac584e5df564e2eb4f566a7e9a47",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__schedule",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2637,8 +2637,8 @@ export function schedule(
 export const SCHEDULES = new rt.Script({
   name: "work_queue/schedules",
   path: "scripts/work_queue/schedules.lua",
-  sha1: "e5ea8a34ec38d86b666d4dc7102092261597493c",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__schedules",
+  sha1: "294323cb743042b28132c2d7a7dafa59ae8c5601",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__schedules",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2707,7 +2707,7 @@ export const SET_DELAY = new rt.Script({
   name: "work_queue/set_delay",
   path: "scripts/work_queue/set_delay.lua",
   sha1: "c8f28f91437222793b228ebf6235b5c363b87be3",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__set_delay",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__set_delay",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal"],
@@ -2787,7 +2787,7 @@ export const SET_PRIORITY = new rt.Script({
   name: "work_queue/set_priority",
   path: "scripts/work_queue/set_priority.lua",
   sha1: "4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__set_priority",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__set_priority",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["waiting", "parked", "jobs"],
@@ -2857,8 +2857,8 @@ export function setPriority(
 export const SET_SCHEDULE = new rt.Script({
   name: "work_queue/set_schedule",
   path: "scripts/work_queue/set_schedule.lua",
-  sha1: "4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__set_schedule",
+  sha1: "81e20738c2b3178dad81e0e54ce41ae586eb6f11",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__set_schedule",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -2874,9 +2874,15 @@ export const SET_SCHEDULE = new rt.Script({
     rt.param("payload", "bytes", "BAD_PAYLOAD"),
     rt.param("first", "uint", "BAD_FIRST", { optional: true, low: 0n, high: 1000000000000000n }),
     rt.param("keep", "bool", "BAD_KEEP"),
+    rt.param("attempts", "uint", "BAD_ATTEMPTS", { low: 0n, high: 1000n }),
+    rt.param("backoff", "string", "BAD_BACKOFF", { choices: ["worker", "none", "fixed", "exponential"] }),
+    rt.param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", { low: 0n, high: 1000000000000n }),
+    rt.param("backoff_max", "ms", "BAD_BACKOFF_MAX", { low: 0n, high: 1000000000000n }),
+    rt.param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
+    rt.param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
   ],
-  defaults: {},
-  errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_EVERY", "BAD_OFFSET", "BAD_CRON", "BAD_TZ", "BAD_CATCH_UP", "BAD_PRIORITY", "BAD_FIRST", "BAD_KEEP", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"],
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "remove_on_complete": "0", "remove_on_fail": "0" },
+  errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_EVERY", "BAD_OFFSET", "BAD_CRON", "BAD_TZ", "BAD_CATCH_UP", "BAD_PRIORITY", "BAD_FIRST", "BAD_KEEP", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"],
 });
 
 const SET_SCHEDULE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.UINT);
@@ -2893,10 +2899,12 @@ const SET_SCHEDULE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.
  * `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next
  * run is kept (an app that sets its schedules at every start misses no run and adds none
  * twice); otherwise it is `first`, or for `every` the first of its times at or after now.
+ * The jobs' own retries and removal (`attempts` to `remove_on_fail`) are add.lua's.
  * Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the
  * schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
  * The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
- * or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
+ * or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`, then a space and
+ * the jobs' options as add.lua stores a job's (its o: field) when they have some; `d:<s>` the
  * payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`
  * (which then lives a minute), waking the schedulers that sleep until their next run
  * (see due.lua), so that a new or earlier run is fired on time.
@@ -2927,6 +2935,18 @@ const SET_SCHEDULE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.
  *     first (`uint?`, from 0 to 1000000000000000): the first run (ms, server clock); empty: the
  *         first time of `every` from now
  *     keep (`bool`): keep the stored next run when the timing is unchanged
+ *     attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of each job;
+ *         0 for the caller's `max_deliveries`
+ *     backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+ *         class): the delay before each retry of a job; worker: the caller's
+ *     backoffDelay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+ *         or the exponential backoff's first one
+ *     backoffMax (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+ *         backoff's longest delay
+ *     removeOnComplete (`bool`, default `0` in the class): each job dropped once completed, even
+ *         while the queue keeps completed jobs
+ *     removeOnFail (`bool`, default `0` in the class): each job dropped once dead, even while the
+ *         queue keeps dead jobs
  *
  * Returns:
  *     `(bool, uint)`: whether the schedule is new, and its next run time (ms)
@@ -2934,7 +2954,7 @@ const SET_SCHEDULE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 3 keys and 11 arguments
+ *         BAD_ARGS: not 3 keys and 17 arguments
  *         BAD_SCHEDULE: empty
  *         BAD_EVERY: not whole milliseconds within its range (or empty)
  *         BAD_OFFSET: not whole milliseconds within its range; or not below `every`, or not 0 for
@@ -2945,6 +2965,12 @@ const SET_SCHEDULE_REPLY: rt.Decode<[boolean, number]> = rt.tupleOf(rt.BOOL, rt.
  *         BAD_PRIORITY: not an integer within its range
  *         BAD_FIRST: not an integer within its range (or empty); or empty for a cron schedule
  *         BAD_KEEP: not 1 or 0
+ *         BAD_ATTEMPTS: not an integer within its range
+ *         BAD_BACKOFF: not one of its choices
+ *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
+ *         BAD_BACKOFF_MAX: not whole milliseconds within its range
+ *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
+ *         BAD_REMOVE_ON_FAIL: not 1 or 0
  *         BAD_KEYS: a key not named as its template says
  *         BAD_SCHEDULES: `schedules` holds fields of `schedule` that these scripts do not write
  *         BAD_DUE: `due` holds a run time of `schedule` that these scripts do not write
@@ -2966,8 +2992,14 @@ export function setSchedule(
   payload: rt.Bytes,
   first: rt.Int | null,
   keep: boolean,
+  attempts: rt.Int,
+  backoff: string,
+  backoffDelay: rt.Ms,
+  backoffMax: rt.Ms,
+  removeOnComplete: boolean,
+  removeOnFail: boolean,
 ): rt.Call<[boolean, number]> {
-  return SET_SCHEDULE.call([schedules, due, schedulesWake], SET_SCHEDULE.encode([schedule, every, offset, cron, tz, catchUp, priority, group, payload, first, keep]), SET_SCHEDULE_REPLY);
+  return SET_SCHEDULE.call([schedules, due, schedulesWake], SET_SCHEDULE.encode([schedule, every, offset, cron, tz, catchUp, priority, group, payload, first, keep, attempts, backoff, backoffDelay, backoffMax, removeOnComplete, removeOnFail]), SET_SCHEDULE_REPLY);
 }
 
 /**
@@ -2980,7 +3012,7 @@ export const SETTINGS = new rt.Script({
   name: "work_queue/settings",
   path: "scripts/work_queue/settings.lua",
   sha1: "784a893c16a7b8524f34d72e12f9a9608a7135b1",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__settings",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__settings",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -3033,8 +3065,8 @@ export function settings(jobs: string): rt.Call<number[]> {
 export const TAKE = new rt.Script({
   name: "work_queue/take",
   path: "scripts/work_queue/take.lua",
-  sha1: "7cdacfa32ebf8d0df82c1296e00bd646c092f65d",
-  function: "rp_v0_1_0_b8bb80d06ec7__work_queue__take",
+  sha1: "4e2943a4382c5c248822cce9de4b4ff1cf54e4ac",
+  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__take",
   readOnly: false,
   keys: [16, 16],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"],
@@ -4137,8 +4169,8 @@ export class WorkQueue {
    * with due.lua; the call fires only while both are still what `schedule` holds
    * (compare-and-set) and `run` is not after the server's clock. A caller that lost the
    * race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job
-   * `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the
-   * schedule, no delay); a replayed run finds its job by id and adds nothing. While the
+   * `<schedule>:<t>` exactly as add.lua does (its payload, priority, group and own options
+   * from the schedule, no delay); a replayed run finds its job by id and adds nothing. While the
    * queue's groups take turns, each job waits for its group's turn as add.lua says.
    *
    * The run times due are `run` and the later ones up to now. An `every` schedule computes
@@ -5305,10 +5337,12 @@ export class WorkQueue {
    * `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next
    * run is kept (an app that sets its schedules at every start misses no run and adds none
    * twice); otherwise it is `first`, or for `every` the first of its times at or after now.
+   * The jobs' own retries and removal (`attempts` to `remove_on_fail`) are add.lua's.
    * Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the
    * schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
    * The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
-   * or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
+   * or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`, then a space and
+   * the jobs' options as add.lua stores a job's (its o: field) when they have some; `d:<s>` the
    * payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`
    * (which then lives a minute), waking the schedulers that sleep until their next run
    * (see due.lua), so that a new or earlier run is fired on time.
@@ -5338,6 +5372,18 @@ export class WorkQueue {
    *     first (`uint?`, from 0 to 1000000000000000): the first run (ms, server clock); empty: the
    *         first time of `every` from now
    *     keep (`bool`): keep the stored next run when the timing is unchanged
+   *     attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of each
+   *         job; 0 for the caller's `max_deliveries`
+   *     backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+   *         class): the delay before each retry of a job; worker: the caller's
+   *     backoffDelay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+   *         or the exponential backoff's first one
+   *     backoffMax (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+   *         backoff's longest delay
+   *     removeOnComplete (`bool`, default `0` in the class): each job dropped once completed, even
+   *         while the queue keeps completed jobs
+   *     removeOnFail (`bool`, default `0` in the class): each job dropped once dead, even while the
+   *         queue keeps dead jobs
    *
    * Returns:
    *     `(bool, uint)`: whether the schedule is new, and its next run time (ms)
@@ -5345,7 +5391,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 3 keys and 11 arguments
+   *         BAD_ARGS: not 3 keys and 17 arguments
    *         BAD_SCHEDULE: empty
    *         BAD_EVERY: not whole milliseconds within its range (or empty)
    *         BAD_OFFSET: not whole milliseconds within its range; or not below `every`, or not 0 for
@@ -5357,6 +5403,12 @@ export class WorkQueue {
    *         BAD_PRIORITY: not an integer within its range
    *         BAD_FIRST: not an integer within its range (or empty); or empty for a cron schedule
    *         BAD_KEEP: not 1 or 0
+   *         BAD_ATTEMPTS: not an integer within its range
+   *         BAD_BACKOFF: not one of its choices
+   *         BAD_BACKOFF_DELAY: not whole milliseconds within its range
+   *         BAD_BACKOFF_MAX: not whole milliseconds within its range
+   *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
+   *         BAD_REMOVE_ON_FAIL: not 1 or 0
    *         BAD_KEYS: a key not named as its template says
    *         BAD_SCHEDULES: `schedules` holds fields of `schedule` that these scripts do not write
    *         BAD_DUE: `due` holds a run time of `schedule` that these scripts do not write
@@ -5373,7 +5425,7 @@ export class WorkQueue {
     group: string,
     payload: rt.Bytes,
     keep: boolean,
-    options: { every?: rt.Ms | null; first?: rt.Int | null } = {},
+    options: { every?: rt.Ms | null; first?: rt.Int | null; attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; removeOnComplete?: boolean; removeOnFail?: boolean } = {},
   ): rt.Call<[boolean, number]> {
     return SET_SCHEDULE.call(
       [
@@ -5381,7 +5433,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DUE),
         rt.keyOf(this.#keys, KEY_SCHEDULES_WAKE),
       ],
-      SET_SCHEDULE.encode([schedule, options.every, offset, cron, tz, catchUp, priority, group, payload, options.first, keep]),
+      SET_SCHEDULE.encode([schedule, options.every, offset, cron, tz, catchUp, priority, group, payload, options.first, keep, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.removeOnComplete ?? false, options.removeOnFail ?? false]),
       SET_SCHEDULE_REPLY,
     );
   }

@@ -151,8 +151,8 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="d769316533c311aa4db568e86fed6b4553e558a3",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__ack",
+    sha1="a84763a1cb626f9fdaa6926447b03b58fa80eb54",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__ack",
     read_only=False,
     keys=(11, 11),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed", "blocked"),
@@ -268,7 +268,7 @@ ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
     sha1="297612ad8b50a316346a8e4bd322549793be4f37",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__add",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__add",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns"),
@@ -415,7 +415,7 @@ ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
     sha1="8ef78386199ed8ea455f63978e7e981b40b43682",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__add_deduplicated",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__add_deduplicated",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"),
@@ -573,7 +573,7 @@ ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
     sha1="7c8366d182e978a8877727d644856ca330ddda13",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__add_flow",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__add_flow",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "jobs", "signal", "blocked"),
@@ -675,7 +675,7 @@ CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
     sha1="4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__clean",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__clean",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
@@ -763,7 +763,7 @@ CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
     sha1="5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__configure",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -935,7 +935,7 @@ COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
     sha1="14d914ca0887ef7eefcf1db288623fdce2ccdb27",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__counts",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__counts",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"),
@@ -1003,7 +1003,7 @@ DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
     sha1="619c53ee3bbb7adf3fd36476a920f71bb57c888b",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__delete_queue",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__delete_queue",
     read_only=False,
     keys=(16, 16),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"),
@@ -1113,8 +1113,8 @@ def delete_queue(
 DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
-    sha1="0ee986ba1a429fc70d0ac4717710876d375007fd",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__due",
+    sha1="bfed5ae41efe28be6cf239c7211b71fe33a4015e",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1188,7 +1188,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="2f38cc490f67e7d48e458930f79e1bbe45b11444",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__events",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1266,7 +1266,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__extend",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1328,8 +1328,8 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="904934ba228957235cb56ca39dd9e5192d141b0e",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__fire",
+    sha1="4abd3205d41cad7f2286e1a77754af3696c2dffe",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1371,8 +1371,8 @@ def fire(
     with due.lua; the call fires only while both are still what `schedule` holds
     (compare-and-set) and `run` is not after the server's clock. A caller that lost the
     race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job
-    `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the
-    schedule, no delay); a replayed run finds its job by id and adds nothing. While the
+    `<schedule>:<t>` exactly as add.lua does (its payload, priority, group and own options
+    from the schedule, no delay); a replayed run finds its job by id and adds nothing. While the
     queue's groups take turns, each job waits for its group's turn as add.lua says.
 
     The run times due are `run` and the later ones up to now. An `every` schedule computes
@@ -1441,7 +1441,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="04712789e98fb5f1cde698cefa47ebc24c6e1f23",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__job",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__job",
     read_only=True,
     keys=(6, 6),
     key_names=("delayed", "leased", "dead", "jobs", "completed", "blocked"),
@@ -1527,7 +1527,7 @@ LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
     sha1="c46d444e555bb6debb9ff98baff746bf5839ddf1",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__list",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__list",
     read_only=True,
     keys=(8, 8),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "completed", "blocked"),
@@ -1621,7 +1621,7 @@ LOG = _rt.Script(
     "work_queue/log",
     path="scripts/work_queue/log.lua",
     sha1="668f233028d2c7daa0971cebe8f2261b5050d0a9",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__log",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__log",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1689,7 +1689,7 @@ LOGS = _rt.Script(
     "work_queue/logs",
     path="scripts/work_queue/logs.lua",
     sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__logs",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__logs",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1750,7 +1750,7 @@ METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
     sha1="05d286d52db9d4e0e8150c2916e8cbc98bd80c9a",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__metrics",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__metrics",
     read_only=True,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed", "blocked"),
@@ -1847,8 +1847,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="eab56640125f2085013c9e9f9d0f898976f1c16b",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__nack",
+    sha1="5e63f53736e578144cb84d60c3341539ac2931a0",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__nack",
     read_only=False,
     keys=(10, 10),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events", "blocked"),
@@ -1968,7 +1968,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__pause",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2020,7 +2020,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__paused",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2068,7 +2068,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__progress",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -2139,7 +2139,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__rate_limit_group",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -2227,7 +2227,7 @@ REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
     sha1="e0f38e355163c9d61b6c29edfe22ae086e65bd67",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__remove",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__remove",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed", "blocked"),
@@ -2303,7 +2303,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__remove_schedule",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2356,7 +2356,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="9fe634bd87d7c540314b46da09c3e24db758b264",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__requeue",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2427,7 +2427,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__result",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2484,7 +2484,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__resume",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2536,7 +2536,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="850a48c90a6a6658b91c327d5bdadbf184314092",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__retry_dead",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2605,8 +2605,8 @@ def retry_dead(
 SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
-    sha1="126bbc57cd53c10688d0c83421f660acce2f4609",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__schedule",
+    sha1="87766abf67d0ac584e5df564e2eb4f566a7e9a47",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2667,8 +2667,8 @@ def schedule(
 SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
-    sha1="e5ea8a34ec38d86b666d4dc7102092261597493c",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__schedules",
+    sha1="294323cb743042b28132c2d7a7dafa59ae8c5601",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2735,7 +2735,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__set_delay",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2814,7 +2814,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__set_priority",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2883,8 +2883,8 @@ def set_priority(
 SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
-    sha1="4330c1593c8a7fca71ac7d4e9194b5c496bc5737",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__set_schedule",
+    sha1="81e20738c2b3178dad81e0e54ce41ae586eb6f11",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -2900,8 +2900,14 @@ SET_SCHEDULE = _rt.Script(
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
         _rt.Param("first", "uint", "BAD_FIRST", optional=True, low=0, high=1000000000000000),
         _rt.Param("keep", "bool", "BAD_KEEP"),
+        _rt.Param("attempts", "uint", "BAD_ATTEMPTS", low=0, high=1000),
+        _rt.Param("backoff", "string", "BAD_BACKOFF", choices=("worker", "none", "fixed", "exponential")),
+        _rt.Param("backoff_delay", "ms", "BAD_BACKOFF_DELAY", low=0, high=1000000000000),
+        _rt.Param("backoff_max", "ms", "BAD_BACKOFF_MAX", low=0, high=1000000000000),
+        _rt.Param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
+        _rt.Param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
     ),
-    errors=("BAD_ARGS", "BAD_SCHEDULE", "BAD_EVERY", "BAD_OFFSET", "BAD_CRON", "BAD_TZ", "BAD_CATCH_UP", "BAD_PRIORITY", "BAD_FIRST", "BAD_KEEP", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"),
+    errors=("BAD_ARGS", "BAD_SCHEDULE", "BAD_EVERY", "BAD_OFFSET", "BAD_CRON", "BAD_TZ", "BAD_CATCH_UP", "BAD_PRIORITY", "BAD_FIRST", "BAD_KEEP", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_KEYS", "BAD_SCHEDULES", "BAD_DUE"),
 )
 """`work_queue/set_schedule`: Creates or changes a schedule: a job template added to the queue at every
 run time.
@@ -2927,6 +2933,12 @@ def set_schedule(
     payload: _rt.Bytes,
     first: _t.Optional[int],
     keep: bool,
+    attempts: int,
+    backoff: str,
+    backoff_delay: _rt.Ms,
+    backoff_max: _rt.Ms,
+    remove_on_complete: bool,
+    remove_on_fail: bool,
 ) -> _rt.Call[_t.Tuple[bool, int]]:
     """Creates or changes a schedule: a job template added to the queue at every run time.
 
@@ -2939,10 +2951,12 @@ def set_schedule(
     `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next
     run is kept (an app that sets its schedules at every start misses no run and adds none
     twice); otherwise it is `first`, or for `every` the first of its times at or after now.
+    The jobs' own retries and removal (`attempts` to `remove_on_fail`) are add.lua's.
     Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the
     schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
     The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
-    or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
+    or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`, then a space and
+    the jobs' options as add.lua stores a job's (its o: field) when they have some; `d:<s>` the
     payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`
     (which then lives a minute), waking the schedulers that sleep until their next run
     (see due.lua), so that a new or earlier run is fired on time.
@@ -2973,6 +2987,18 @@ def set_schedule(
         first (`uint?`, from 0 to 1000000000000000): the first run (ms, server clock); empty: the
             first time of `every` from now
         keep (`bool`): keep the stored next run when the timing is unchanged
+        attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of each
+            job; 0 for the caller's `max_deliveries`
+        backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in the
+            class): the delay before each retry of a job; worker: the caller's
+        backoff_delay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed delay,
+            or the exponential backoff's first one
+        backoff_max (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the exponential
+            backoff's longest delay
+        remove_on_complete (`bool`, default `0` in the class): each job dropped once completed, even
+            while the queue keeps completed jobs
+        remove_on_fail (`bool`, default `0` in the class): each job dropped once dead, even while
+            the queue keeps dead jobs
 
     Returns:
         `(bool, uint)`: whether the schedule is new, and its next run time (ms)
@@ -2980,7 +3006,7 @@ def set_schedule(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 3 keys and 11 arguments
+            BAD_ARGS: not 3 keys and 17 arguments
             BAD_SCHEDULE: empty
             BAD_EVERY: not whole milliseconds within its range (or empty)
             BAD_OFFSET: not whole milliseconds within its range; or not below `every`, or not 0 for
@@ -2992,13 +3018,19 @@ def set_schedule(
             BAD_PRIORITY: not an integer within its range
             BAD_FIRST: not an integer within its range (or empty); or empty for a cron schedule
             BAD_KEEP: not 1 or 0
+            BAD_ATTEMPTS: not an integer within its range
+            BAD_BACKOFF: not one of its choices
+            BAD_BACKOFF_DELAY: not whole milliseconds within its range
+            BAD_BACKOFF_MAX: not whole milliseconds within its range
+            BAD_REMOVE_ON_COMPLETE: not 1 or 0
+            BAD_REMOVE_ON_FAIL: not 1 or 0
             BAD_KEYS: a key not named as its template says
             BAD_SCHEDULES: `schedules` holds fields of `schedule` that these scripts do not write
             BAD_DUE: `due` holds a run time of `schedule` that these scripts do not write
 
     Complexity: O(log S), S = the schedules. Clock: the server's TIME.
     """
-    _args = SET_SCHEDULE.encode(schedule, every, offset, cron, tz, catch_up, priority, group, payload, first, keep)
+    _args = SET_SCHEDULE.encode(schedule, every, offset, cron, tz, catch_up, priority, group, payload, first, keep, attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
     return SET_SCHEDULE.call([schedules, due, schedules_wake], _args, _SET_SCHEDULE_REPLY)
 
 
@@ -3006,7 +3038,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="784a893c16a7b8524f34d72e12f9a9608a7135b1",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__settings",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -3058,8 +3090,8 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="7cdacfa32ebf8d0df82c1296e00bd646c092f65d",
-    function="rp_v0_1_0_b8bb80d06ec7__work_queue__take",
+    sha1="4e2943a4382c5c248822cce9de4b4ff1cf54e4ac",
+    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__take",
     read_only=False,
     keys=(16, 16),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"),
@@ -4214,8 +4246,8 @@ class WorkQueue:
         with due.lua; the call fires only while both are still what `schedule` holds
         (compare-and-set) and `run` is not after the server's clock. A caller that lost the
         race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job
-        `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the
-        schedule, no delay); a replayed run finds its job by id and adds nothing. While the
+        `<schedule>:<t>` exactly as add.lua does (its payload, priority, group and own options
+        from the schedule, no delay); a replayed run finds its job by id and adds nothing. While the
         queue's groups take turns, each job waits for its group's turn as add.lua says.
 
         The run times due are `run` and the later ones up to now. An `every` schedule computes
@@ -5374,6 +5406,12 @@ class WorkQueue:
         *,
         every: _t.Optional[_rt.Ms] = None,
         first: _t.Optional[int] = None,
+        attempts: int = 0,
+        backoff: str = "worker",
+        backoff_delay: _rt.Ms = 0,
+        backoff_max: _rt.Ms = 0,
+        remove_on_complete: bool = False,
+        remove_on_fail: bool = False,
     ) -> _rt.Call[_t.Tuple[bool, int]]:
         """Creates or changes a schedule: a job template added to the queue at every run time.
 
@@ -5386,10 +5424,12 @@ class WorkQueue:
         `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next
         run is kept (an app that sets its schedules at every start misses no run and adds none
         twice); otherwise it is `first`, or for `every` the first of its times at or after now.
+        The jobs' own retries and removal (`attempts` to `remove_on_fail`) are add.lua's.
         Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the
         schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
         The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
-        or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
+        or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`, then a space and
+        the jobs' options as add.lua stores a job's (its o: field) when they have some; `d:<s>` the
         payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`
         (which then lives a minute), waking the schedulers that sleep until their next run
         (see due.lua), so that a new or earlier run is fired on time.
@@ -5420,6 +5460,18 @@ class WorkQueue:
             first (`uint?`, from 0 to 1000000000000000): the first run (ms, server clock); empty:
                 the first time of `every` from now
             keep (`bool`): keep the stored next run when the timing is unchanged
+            attempts (`uint`, from 0 to 1000, default `0` in the class): the most deliveries of each
+                job; 0 for the caller's `max_deliveries`
+            backoff (`string`, one of `worker`, `none`, `fixed`, `exponential`, default `worker` in
+                the class): the delay before each retry of a job; worker: the caller's
+            backoff_delay (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the fixed
+                delay, or the exponential backoff's first one
+            backoff_max (`ms`, from 0 to 1000000000000 ms, default `0` in the class): the
+                exponential backoff's longest delay
+            remove_on_complete (`bool`, default `0` in the class): each job dropped once completed,
+                even while the queue keeps completed jobs
+            remove_on_fail (`bool`, default `0` in the class): each job dropped once dead, even
+                while the queue keeps dead jobs
 
         Returns:
             `(bool, uint)`: whether the schedule is new, and its next run time (ms)
@@ -5427,7 +5479,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 3 keys and 11 arguments
+                BAD_ARGS: not 3 keys and 17 arguments
                 BAD_SCHEDULE: empty
                 BAD_EVERY: not whole milliseconds within its range (or empty)
                 BAD_OFFSET: not whole milliseconds within its range; or not below `every`, or not 0
@@ -5439,6 +5491,12 @@ class WorkQueue:
                 BAD_PRIORITY: not an integer within its range
                 BAD_FIRST: not an integer within its range (or empty); or empty for a cron schedule
                 BAD_KEEP: not 1 or 0
+                BAD_ATTEMPTS: not an integer within its range
+                BAD_BACKOFF: not one of its choices
+                BAD_BACKOFF_DELAY: not whole milliseconds within its range
+                BAD_BACKOFF_MAX: not whole milliseconds within its range
+                BAD_REMOVE_ON_COMPLETE: not 1 or 0
+                BAD_REMOVE_ON_FAIL: not 1 or 0
                 BAD_KEYS: a key not named as its template says
                 BAD_SCHEDULES: `schedules` holds fields of `schedule` that these scripts do not
                     write
@@ -5446,7 +5504,7 @@ class WorkQueue:
 
         Complexity: O(log S), S = the schedules. Clock: the server's TIME.
         """
-        _args = SET_SCHEDULE.encode(schedule, every, offset, cron, tz, catch_up, priority, group, payload, first, keep)
+        _args = SET_SCHEDULE.encode(schedule, every, offset, cron, tz, catch_up, priority, group, payload, first, keep, attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
         return SET_SCHEDULE.call(
             [
                 self._keys[KEY_SCHEDULES],

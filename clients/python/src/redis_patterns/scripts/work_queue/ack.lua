@@ -154,26 +154,33 @@ local function drop_record(jobs_hash, job_id)
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
     'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
 end
--- A job's own options, `stored` as add.lua writes them in its o: field:
+-- A job's own options, `stored` (a string) as add.lua writes them in its o: field:
 -- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
 -- be kept once completed (c) or dead (d), whatever the queue keeps; attempts 0 for the
 -- caller's most deliveries, and backoff w (the caller's delay), f (a fixed `delay`) or e
--- (exponential from `delay` up to `max`). False for none; nil and a BAD_JOBS error reply
--- for a value add.lua does not write. Reads nothing.
-local function retry_of(job_id, stored)
-  if not stored then
-    return false
-  end
+-- (exponential from `delay` up to `max`). Nil for a value add.lua does not write.
+local function retry_parts(stored)
   local attempts, backoff, delay, max, drop = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)(.*)$')
   attempts = attempts and safe_integer(attempts, 0, 1000)
   delay = delay and safe_integer(delay, 0, 1000000000000)
   max = max and safe_integer(max, 0, 1000000000000)
-  if not (attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd')) then
+  if attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd') then
+    return { attempts = attempts, backoff = backoff, delay = delay, max = max,
+      drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
+  end
+end
+-- Job `job_id`'s own options, `stored` as retry_parts reads them: false for none; nil
+-- and a BAD_JOBS error reply for a value add.lua does not write. Reads nothing.
+local function retry_of(job_id, stored)
+  if not stored then
+    return false
+  end
+  local retry = retry_parts(stored)
+  if not retry then
     return nil, redis.error_reply('BAD_JOBS job ' .. shown(job_id) .. ' has the options ' .. shown(stored)
       .. ', not what add.lua writes')
   end
-  return { attempts = attempts, backoff = backoff, delay = delay, max = max,
-    drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
+  return retry
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).

@@ -48,10 +48,26 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- A job's own options, `stored` (a string) as add.lua writes them in its o: field:
+-- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
+-- be kept once completed (c) or dead (d), whatever the queue keeps; attempts 0 for the
+-- caller's most deliveries, and backoff w (the caller's delay), f (a fixed `delay`) or e
+-- (exponential from `delay` up to `max`). Nil for a value add.lua does not write.
+local function retry_parts(stored)
+  local attempts, backoff, delay, max, drop = string.match(stored, '^(%d+) ([wfe]) (%d+) (%d+)(.*)$')
+  attempts = attempts and safe_integer(attempts, 0, 1000)
+  delay = delay and safe_integer(delay, 0, 1000000000000)
+  max = max and safe_integer(max, 0, 1000000000000)
+  if attempts and delay and max and (drop == '' or drop == ' c' or drop == ' d' or drop == ' cd') then
+    return { attempts = attempts, backoff = backoff, delay = delay, max = max,
+      drop_completed = string.find(drop, 'c', 1, true) ~= nil, drop_dead = string.find(drop, 'd', 1, true) ~= nil }
+  end
+end
 -- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
--- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
--- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
--- error reply for fields these scripts do not write. Reads only.
+-- timing, o:<name> its revision, catch-up and priority, then the jobs' own options as
+-- add.lua stores a job's when they have some, d:<name> the jobs' payload, g:<name> their
+-- group): a table (`retry` the jobs' options, or false); false when there is none; nil
+-- and a BAD_SCHEDULES error reply for fields these scripts do not write. Reads only.
 local function schedule_of(schedules_hash, name)
   local found_timing, found_options, found_payload, found_group = unpack(redis.call('HMGET', schedules_hash,
     't:' .. name, 'o:' .. name, 'd:' .. name, 'g:' .. name))
@@ -66,13 +82,15 @@ local function schedule_of(schedules_hash, name)
   else
     s.tz, s.cron = string.match(found_timing or '', '^cron (%S+) (.+)$')
   end
-  local found_rev, found_catch_up, found_priority = string.match(found_options or '',
-    '^(%d+) (%d+) (%d+)$')
+  -- Then, for jobs with options of their own, those options as add.lua stores a job's.
+  local found_rev, found_catch_up, found_priority, found_retry = string.match(found_options or '',
+    '^(%d+) (%d+) (%d+)(.*)$')
   s.rev = found_rev and safe_integer(found_rev, 1, 1000000000000000)
   s.catch_up = found_catch_up and safe_integer(found_catch_up, 0, 100)
   s.priority = found_priority and safe_integer(found_priority, 0, 255)
+  s.retry = found_retry ~= '' and string.match(found_retry or '', '^ (.+)$')
   if not (s.every and s.offset and s.offset < math.max(s.every, 1) and s.tz and s.rev and s.catch_up and s.priority
-      and found_payload and found_group ~= '') then
+      and (found_retry == '' or (s.retry and retry_parts(s.retry))) and found_payload and found_group ~= '') then
     return nil, redis.error_reply('BAD_SCHEDULES the schedule ' .. shown(name) .. ' is ' .. shown(found_timing or '')
       .. ' ' .. shown(found_options or '') .. ', not what set_schedule.lua writes')
   end
