@@ -1283,6 +1283,19 @@ fn return_type(raw: &str, line: usize, col: usize, report: &mut Report) -> Optio
             );
             return None;
         }
+        if elems.len() > MAX_TUPLE {
+            report.error(
+                line,
+                col,
+                format!(
+                    "the tuple `{raw}` has {} elements, more than the {MAX_TUPLE} a Rust client \
+                     reads as one tuple",
+                    elems.len()
+                ),
+                "group values of one kind in a list: `([int], uint, …)`",
+            );
+            return None;
+        }
         return Some(match shape {
             Shape::Rows => ReturnType::Rows(elems),
             Shape::Tuple => ReturnType::Tuple(elems),
@@ -1320,6 +1333,10 @@ enum Shape {
 
 /// The lists a tuple may hold besides scalars and rows.
 const TUPLE_LISTS: &[&str] = &["[string]", "[bytes]", "[int]", "[decimal]"];
+
+/// The most elements of a tuple or a row: redis-rs reads a reply as a Rust tuple of at most
+/// twelve, which the generated Rust wrappers return.
+const MAX_TUPLE: usize = 12;
 
 fn scalar(part: &str) -> Option<ReturnType> {
     SCALARS

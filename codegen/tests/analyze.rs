@@ -1289,7 +1289,11 @@ fn bad_return_types() {
 scripts/bad/return_types.lua:3:5: error: `@return` is declared twice
   = hint: a script has one `@return`; the first is on line 2
 scripts/bad/return_types.lua:3:13: error: unknown return type `[float]`
-  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples such as `(int, string?)` (of scalars, lists of them, and rows of them: `(uint, [bytes])`), a tuple or nil such as `(string, uint)?`, and rows of scalars such as `[(string, float)]`"#
+  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples such as `(int, string?)` (of scalars, lists of them, and rows of them: `(uint, [bytes])`), a tuple or nil such as `(string, uint)?`, and rows of scalars such as `[(string, float)]`
+scripts/bad/return_types.lua:4:5: error: `@return` is declared twice
+  = hint: a script has one `@return`; the first is on line 2
+scripts/bad/return_types.lua:4:13: error: the tuple `(int, int, int, int, int, int, int, int, int, int, int, int, int)` has 13 elements, more than the 12 a Rust client reads as one tuple
+  = hint: group values of one kind in a list: `([int], uint, …)`"#
     );
 }
 
