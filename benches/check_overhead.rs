@@ -471,6 +471,7 @@ fn take_row(con: &mut redis::Connection, run: Run, shas: [&str; 2]) -> Row {
                         deadline_ms: 0,
                         group: None,
                         payload: Vec::new(),
+                        trace_context: None,
                     };
                     queues[v].ack(&job).cmd().expect("a valid ack").clone()
                 })

@@ -13,8 +13,9 @@
 //! ```
 //!
 //! `PART=calls` compares the server time of one `add`, one `take` (acking the job the
-//! previous take handed out) and one `ack` of this checkout's scripts, as they are and
-//! keeping 1,000 completed jobs, with those of revision `BASE`
+//! previous take handed out) and one `ack` of this checkout's scripts, as they are,
+//! keeping 1,000 completed jobs, and adding each job with a 55-byte trace context (with
+//! the bytes that context adds to each job), with those of revision `BASE`
 //! (4c56169, before schedulers, events, flows and turns, unless set), features off, best
 //! of `ROUNDS` (5) rounds of `JOBS` (3,000) jobs: see `benches/support/call_cost.rs`.
 //!

@@ -1405,7 +1405,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/add",
-            input: "a new delayed LIFO job in a group with retry options and both removals, on a busy queue",
+            input: "a new delayed LIFO job in a group with retry options, both removals and a 1 KiB trace context, on a busy queue",
             setup: busy_queue,
             keys: Keys::of("work_queue/add", QUEUE),
             args: strings([
@@ -1421,6 +1421,7 @@ fn cases() -> Vec<Case> {
                 "1".into(),
                 "1".into(),
                 "1".into(),
+                "t".repeat(1024),
             ]),
         },
         Case {
@@ -1511,10 +1512,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/fire",
-            input: "catch-up 100 on a busy queue with metrics: 100 jobs of 100 bytes added",
+            input: "catch-up 100 on a busy queue with metrics: 100 jobs of 100 bytes added, each with a 1 KiB trace context",
             setup: scheduled_queue,
             keys: Keys::of("work_queue/fire", QUEUE),
-            args: strings(["s7".into(), "0".into(), "1".into()]),
+            args: strings(["s7".into(), "0".into(), "1".into(), "t".repeat(1024)]),
         },
         Case {
             script: "work_queue/remove_schedule",
@@ -1658,6 +1659,7 @@ fn cases() -> Vec<Case> {
                 "1000000000000".into(),
                 "1".into(),
                 "1".into(),
+                "t".repeat(1024),
             ]),
         },
         Case {
@@ -1685,6 +1687,7 @@ fn cases() -> Vec<Case> {
                 "1000000000000".into(),
                 "0".into(),
                 "0".into(),
+                "t".repeat(1024),
             ]),
         },
         Case {
@@ -1705,6 +1708,7 @@ fn cases() -> Vec<Case> {
                 "0".into(),
                 "0".into(),
                 "0".into(),
+                "t".repeat(1024),
             ]),
         },
         Case {
@@ -1722,11 +1726,17 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/add_flow",
-            input: "50 children of 1 KiB on a busy queue, metrics on",
+            input: "50 children of 1 KiB and a 1 KiB trace context on a busy queue, metrics on",
             setup: busy_queue,
             keys: Keys::of("work_queue/add_flow", QUEUE),
             args: {
-                let mut args = strings(["flow".into(), "p".into(), "0".into(), "".into()]);
+                let mut args = strings([
+                    "flow".into(),
+                    "p".into(),
+                    "0".into(),
+                    "".into(),
+                    "t".repeat(1024),
+                ]);
                 for n in 0..50 {
                     args.extend(strings([
                         format!("flow:{n}"),

@@ -10709,7 +10709,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "a84763a1cb626f9fdaa6926447b03b58fa80eb54",
+        sha1: "5926b9902d99490e6a7f017d5028ed7287dbdc4b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue (or stays in its history), and its group frees a slot.",
@@ -10771,7 +10771,7 @@ pub mod work_queue {
     #[doc = " completed jobs beyond the queue's count or age go; a job added with"]
     #[doc = " `remove_on_complete` goes at once instead (see `add.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `a84763a1cb626f9fdaa6926447b03b58fa80eb54`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `5926b9902d99490e6a7f017d5028ed7287dbdc4b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10815,11 +10815,11 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "297612ad8b50a316346a8e4bd322549793be4f37",
+        sha1: "1a6fae925180e75e8f4598d928295f0d94ef1232",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nWith events on (`configure.lua`), a job added appends `added` with its state, and a\ndelayed one then `delayed` with when it is due (ms, server clock).\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's. A job that\nsets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as\n`true`) is dropped when it ends so, even while the queue keeps such jobs\n(`configure.lua`); how many and how long are the queue's alone.",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added, except that a `lifo` job goes ahead\nof those waiting at its priority (last in, first out). A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).\nWith events on (`configure.lua`), a job added appends `added` with its state, and a\ndelayed one then `delayed` with when it is due (ms, server clock).\nA job can carry retry options of its own, kept in `jobs` (o:<id>) and read by\n`nack.lua` and by `take.lua` for a lease that ran out: its `attempts` (the most\ndeliveries) replace the caller's `max_deliveries` (except a `nack.lua` with\n`max_deliveries` 1, which fails a job for good), and its `backoff` replaces the delay a\n`nack.lua` caller gives: 'none' (at once), 'fixed' (`backoff_delay`) or 'exponential'\n(`backoff_delay` doubled after each failed delivery, at most `backoff_max`, at a random\npoint from half of that to all of it). 0 and 'worker' keep the caller's. A job that\nsets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as\n`true`) is dropped when it ends so, even while the queue keeps such jobs\n(`configure.lua`); how many and how long are the queue's alone.\nA `trace` (the producer's W3C `traceparent`, then a space and its `tracestate` if it has\none) is kept with the job (c:<id>) and handed to each worker that takes it, retries\nincluded, so that a worker's spans link to the add's; the queue never reads it.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -10842,10 +10842,11 @@ pub mod work_queue {
             crate::Param { name: "lifo", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ahead of the jobs waiting at its priority, not behind them", template: None },
             crate::Param { name: "remove_on_complete", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "dropped once completed, even while the queue keeps completed jobs", template: None },
             crate::Param { name: "remove_on_fail", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "dropped once dead, even while the queue keeps dead jobs", template: None },
+            crate::Param { name: "trace", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 0, max: Some(1024) }, doc: "the producer's W3C trace context: traceparent[ tracestate]; '' for none", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 12 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 13 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -10856,6 +10857,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_LIFO", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_REMOVE_ON_COMPLETE", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_REMOVE_ON_FAIL", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_TRACE", doc: "not from 0 to 1024 bytes long" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
             crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
@@ -10870,6 +10872,7 @@ pub mod work_queue {
             crate::Preset { name: "lifo", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: behind the jobs of its priority" },
             crate::Preset { name: "remove_on_complete", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps completed jobs" },
             crate::Preset { name: "remove_on_fail", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps dead jobs" },
+            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "JobOptions::new: none (with the `otel` feature, the add's own span)" },
         ],
     };
 
@@ -10898,8 +10901,11 @@ pub mod work_queue {
     #[doc = " sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as"]
     #[doc = " `true`) is dropped when it ends so, even while the queue keeps such jobs"]
     #[doc = " (`configure.lua`); how many and how long are the queue's alone."]
+    #[doc = " A `trace` (the producer's W3C `traceparent`, then a space and its `tracestate` if it has"]
+    #[doc = " one) is kept with the job (c:\\<id>) and handed to each worker that takes it, retries"]
+    #[doc = " included, so that a worker's spans link to the add's; the queue never reads it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `297612ad8b50a316346a8e4bd322549793be4f37`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `1a6fae925180e75e8f4598d928295f0d94ef1232`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -10923,11 +10929,12 @@ pub mod work_queue {
     #[doc = " - `lifo` (`bool`): ahead of the jobs waiting at its priority, not behind them"]
     #[doc = " - `remove_on_complete` (`bool`): dropped once completed, even while the queue keeps completed jobs"]
     #[doc = " - `remove_on_fail` (`bool`): dropped once dead, even while the queue keeps dead jobs"]
+    #[doc = " - `trace` (`string`, 0 to 1024 bytes): the producer's W3C trace context: traceparent\\[ tracestate\\]; '' for none"]
     #[doc = ""]
     #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 7 keys and 12 arguments"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 13 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -10938,13 +10945,14 @@ pub mod work_queue {
     #[doc = " - `BAD_LIFO`: not 1 or 0"]
     #[doc = " - `BAD_REMOVE_ON_COMPLETE`: not 1 or 0"]
     #[doc = " - `BAD_REMOVE_ON_FAIL`: not 1 or 0"]
+    #[doc = " - `BAD_TRACE`: not from 0 to 1024 bytes long"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, remove_on_complete: bool, remove_on_fail: bool) -> crate::Op<(bool, String,)> {
-        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(remove_on_complete).arg(remove_on_fail).finish()
+    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, remove_on_complete: bool, remove_on_fail: bool, trace: &str) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(remove_on_complete).arg(remove_on_fail).arg(trace).finish()
     }
 
     #[doc = " `work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id within its window."]
@@ -10953,7 +10961,7 @@ pub mod work_queue {
     pub static ADD_DEDUPLICATED: crate::Script = crate::Script {
         name: "work_queue/add_deduplicated",
         path: "scripts/work_queue/add_deduplicated.lua",
-        sha1: "8ef78386199ed8ea455f63978e7e981b40b43682",
+        sha1: "0f9ec990f2cedfd4836b28d44b594e2ba29e6937",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_deduplicated.lua")),
         flags: &[],
         summary: "Adds a job unless one was added under the same deduplication id within its window.",
@@ -10985,10 +10993,11 @@ pub mod work_queue {
             crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the window lasts", template: None },
             crate::Param { name: "extend", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "a call within the window starts it again", template: None },
             crate::Param { name: "replace", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "a call within the window replaces the payload of its job while that job waits", template: None },
+            crate::Param { name: "trace", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 0, max: Some(1024) }, doc: "the producer's W3C trace context, as add.lua's; '' for none", template: None },
         ],
         returns: crate::Returns { ty: "(string, string, string?)", doc: "'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 16 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 17 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -11003,6 +11012,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_EXTEND", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_REPLACE", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_TRACE", doc: "not from 0 to 1024 bytes long" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
             crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
@@ -11019,6 +11029,7 @@ pub mod work_queue {
             crate::Preset { name: "remove_on_fail", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps dead jobs" },
             crate::Preset { name: "extend", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the window is not extended" },
             crate::Preset { name: "replace", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the payload is not replaced" },
+            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "JobOptions::new: none (with the `otel` feature, the add's own span)" },
         ],
     };
 
@@ -11037,7 +11048,7 @@ pub mod work_queue {
     #[doc = " a job added appends `added` with its state, and `delayed` with when it is due (ms,"]
     #[doc = " server clock) when it is delayed or a replace moved its due time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `8ef78386199ed8ea455f63978e7e981b40b43682`)."]
+    #[doc = " Runs `scripts/work_queue/add_deduplicated.lua` (`work_queue/add_deduplicated`, SHA1 `0f9ec990f2cedfd4836b28d44b594e2ba29e6937`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11066,11 +11077,12 @@ pub mod work_queue {
     #[doc = " - `ttl` (`ms`, from 1 to 999999999999999 ms): how long the window lasts"]
     #[doc = " - `extend` (`bool`): a call within the window starts it again"]
     #[doc = " - `replace` (`bool`): a call within the window replaces the payload of its job while that job waits"]
+    #[doc = " - `trace` (`string`, 0 to 1024 bytes): the producer's W3C trace context, as add.lua's; '' for none"]
     #[doc = ""]
     #[doc = " Returns (`(string, string, string?)`): 'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or 'replaced' (a window was open); the id of the job added or of the window's job; its state, nil when that job is gone"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 8 keys and 16 arguments"]
+    #[doc = " - `BAD_ARGS`: not 8 keys and 17 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -11085,13 +11097,14 @@ pub mod work_queue {
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_EXTEND`: not 1 or 0"]
     #[doc = " - `BAD_REPLACE`: not 1 or 0"]
+    #[doc = " - `BAD_TRACE`: not from 0 to 1024 bytes long"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add_deduplicated(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, window: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, remove_on_complete: bool, remove_on_fail: bool, dedup: &str, ttl: ::std::time::Duration, extend: bool, replace: bool) -> crate::Op<(String, String, Option<String>,)> {
-        crate::ScriptCall::new(&ADD_DEDUPLICATED).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).key(window).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(remove_on_complete).arg(remove_on_fail).arg(dedup).arg(ttl).arg(extend).arg(replace).finish()
+    pub fn add_deduplicated(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, events: &str, turns: &str, window: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str, attempts: u64, backoff: &str, backoff_delay: ::std::time::Duration, backoff_max: ::std::time::Duration, lifo: bool, remove_on_complete: bool, remove_on_fail: bool, dedup: &str, ttl: ::std::time::Duration, extend: bool, replace: bool, trace: &str) -> crate::Op<(String, String, Option<String>,)> {
+        crate::ScriptCall::new(&ADD_DEDUPLICATED).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(events).key(turns).key(window).arg(id).arg(payload).arg(priority).arg(delay).arg(group).arg(attempts).arg(backoff).arg(backoff_delay).arg(backoff_max).arg(lifo).arg(remove_on_complete).arg(remove_on_fail).arg(dedup).arg(ttl).arg(extend).arg(replace).arg(trace).finish()
     }
 
     #[doc = " `work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
@@ -11100,7 +11113,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "7c8366d182e978a8877727d644856ca330ddda13",
+        sha1: "a39efb175334e55a448ecb234b581a714e4b341e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -11117,13 +11130,15 @@ pub mod work_queue {
             crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's data", template: None },
             crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "the priority of the parent and its children", template: None },
             crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's group; '' for none", template: None },
+            crate::Param { name: "trace", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 0, max: Some(1024) }, doc: "the producer's W3C trace context, for the parent and each child; '' for none", template: None },
             crate::Param { name: "children", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 3, max: Some(150) }, rule: crate::Rule::Any, doc: "id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the parent's state: 'blocked', or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and from 7 to 154 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and from 8 to 155 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_TRACE", doc: "not from 0 to 1024 bytes long" },
             crate::ErrorDoc { code: "BAD_CHILDREN", doc: "not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue" },
             crate::ErrorDoc { code: "DUPLICATE", doc: "a child's id is in the queue already, or twice in the flow, or is the parent's" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -11132,6 +11147,7 @@ pub mod work_queue {
         clock: Some(crate::Clock::Server),
         complexity: "O(C log N), C ≤ 50 the children, N = the jobs",
         defaults: &[
+            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "none (with the `otel` feature, the span of the call)" },
         ],
     };
 
@@ -11155,7 +11171,7 @@ pub mod work_queue {
     #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
     #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `7c8366d182e978a8877727d644856ca330ddda13`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `a39efb175334e55a448ecb234b581a714e4b341e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11169,22 +11185,24 @@ pub mod work_queue {
     #[doc = " - `payload` (`bytes`): the parent's data"]
     #[doc = " - `priority` (`uint`, from 0 to 255): the priority of the parent and its children"]
     #[doc = " - `group` (`string`): the parent's group; '' for none"]
+    #[doc = " - `trace` (`string`, 0 to 1024 bytes): the producer's W3C trace context, for the parent and each child; '' for none"]
     #[doc = " - `children` (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children"]
     #[doc = ""]
     #[doc = " Returns (`(bool, string)`): added, and the parent's state: 'blocked', or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and from 7 to 154 arguments"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and from 8 to 155 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
+    #[doc = " - `BAD_TRACE`: not from 0 to 1024 bytes long"]
     #[doc = " - `BAD_CHILDREN`: not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue"]
     #[doc = " - `DUPLICATE`: a child's id is in the queue already, or twice in the flow, or is the parent's"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = ""]
     #[doc = " Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's `TIME`."]
-    pub fn add_flow(waiting: &str, delayed: &str, jobs: &str, signal: &str, blocked: &str, id: &str, payload: &[u8], priority: u64, group: &str, children: &[&[u8]]) -> crate::Op<(bool, String,)> {
-        crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).key(blocked).arg(id).arg(payload).arg(priority).arg(group).args(children).finish()
+    pub fn add_flow(waiting: &str, delayed: &str, jobs: &str, signal: &str, blocked: &str, id: &str, payload: &[u8], priority: u64, group: &str, trace: &str, children: &[&[u8]]) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).key(blocked).arg(id).arg(payload).arg(priority).arg(group).arg(trace).args(children).finish()
     }
 
     #[doc = " `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first first."]
@@ -11193,7 +11211,7 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
+        sha1: "159a88429a571a3e49f24ff88e7f64d63f59a4b2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked, dead or completed), first first.",
@@ -11236,7 +11254,7 @@ pub mod work_queue {
     #[doc = " end time: for them `grace` must be 0. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `4cd44d901c4a6097f36f183c385112bbbf0dbe2b`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `159a88429a571a3e49f24ff88e7f64d63f59a4b2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11493,7 +11511,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "619c53ee3bbb7adf3fd36476a920f71bb57c888b",
+        sha1: "2be10c32e31ab649edbb55923ee50fcb9ff6c163",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11545,7 +11563,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `619c53ee3bbb7adf3fd36476a920f71bb57c888b`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `2be10c32e31ab649edbb55923ee50fcb9ff6c163`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11801,7 +11819,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "4abd3205d41cad7f2286e1a77754af3696c2dffe",
+        sha1: "c6c32717e9b21fa886b98c45d61269e7b3756cbe",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11820,14 +11838,16 @@ pub mod work_queue {
             crate::Param { name: "schedule", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the schedule's name", template: None },
             crate::Param { name: "run", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000000 }, doc: "the next run time the caller read (ms, server clock)", template: None },
             crate::Param { name: "rev", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000000 }, doc: "the schedule's revision the caller read", template: None },
+            crate::Param { name: "trace", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 0, max: Some(1024) }, doc: "the firing's W3C trace context, for each job added; '' for none", template: None },
             crate::Param { name: "times", ty: "uint", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(101) }, rule: crate::Rule::Range { min: 0, max: 1000000000000000 }, doc: "a cron schedule's times after `run`, in order; none for `every`", template: None },
         ],
         returns: crate::Returns { ty: "(string, [int], uint, uint, uint)", doc: "'fired', 'already_fired' (the run was fired, or the schedule changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times whose jobs were added, how many were there already, how many were skipped, and the schedule's next run time (0 when it went)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and from 3 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and from 4 to 105 arguments" },
             crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
             crate::ErrorDoc { code: "BAD_RUN", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_REV", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_TRACE", doc: "not from 0 to 1024 bytes long" },
             crate::ErrorDoc { code: "BAD_TIMES", doc: "a value is not an integer within its range; or any for `every`, none for cron, or out of order" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
@@ -11838,6 +11858,7 @@ pub mod work_queue {
         clock: Some(crate::Clock::Server),
         complexity: "O(C log N), C = the runs added (at most 100), N = the jobs",
         defaults: &[
+            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "none (with the `otel` feature, the span of the call)" },
         ],
     };
 
@@ -11861,7 +11882,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `4abd3205d41cad7f2286e1a77754af3696c2dffe`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `c6c32717e9b21fa886b98c45d61269e7b3756cbe`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -11877,15 +11898,17 @@ pub mod work_queue {
     #[doc = " - `schedule` (`string`, not empty): the schedule's name"]
     #[doc = " - `run` (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server clock)"]
     #[doc = " - `rev` (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read"]
+    #[doc = " - `trace` (`string`, 0 to 1024 bytes): the firing's W3C trace context, for each job added; '' for none"]
     #[doc = " - `times` (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times after `run`, in order; none for `every`"]
     #[doc = ""]
     #[doc = " Returns (`(string, [int], uint, uint, uint)`): 'fired', 'already_fired' (the run was fired, or the schedule changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times whose jobs were added, how many were there already, how many were skipped, and the schedule's next run time (0 when it went)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 8 keys and from 3 to 104 arguments"]
+    #[doc = " - `BAD_ARGS`: not 8 keys and from 4 to 105 arguments"]
     #[doc = " - `BAD_SCHEDULE`: empty"]
     #[doc = " - `BAD_RUN`: not an integer within its range"]
     #[doc = " - `BAD_REV`: not an integer within its range"]
+    #[doc = " - `BAD_TRACE`: not from 0 to 1024 bytes long"]
     #[doc = " - `BAD_TIMES`: a value is not an integer within its range; or any for `every`, none for cron, or out of order"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
@@ -11894,8 +11917,8 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(C log N), C = the runs added (at most 100), N = the jobs. Clock: the server's `TIME`."]
-    pub fn fire(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, schedules: &str, due: &str, turns: &str, schedule: &str, run: u64, rev: u64, times: &[u64]) -> crate::Op<(String, Vec<i64>, u64, u64, u64,)> {
-        crate::ScriptCall::new(&FIRE).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(schedules).key(due).key(turns).arg(schedule).arg(run).arg(rev).args(times).finish()
+    pub fn fire(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, schedules: &str, due: &str, turns: &str, schedule: &str, run: u64, rev: u64, trace: &str, times: &[u64]) -> crate::Op<(String, Vec<i64>, u64, u64, u64,)> {
+        crate::ScriptCall::new(&FIRE).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(schedules).key(due).key(turns).arg(schedule).arg(run).arg(rev).arg(trace).args(times).finish()
     }
 
     #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress, children, times and result."]
@@ -12284,7 +12307,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "5e63f53736e578144cb84d60c3341539ac2931a0",
+        sha1: "dfc515ce7a5b8cee98d97b27c09e30658eb32013",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -12346,7 +12369,7 @@ pub mod work_queue {
     #[doc = " (see `add_flow.lua`). A job added with `remove_on_fail` is dropped instead of going"]
     #[doc = " to `dead` (the reply still says 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5e63f53736e578144cb84d60c3341539ac2931a0`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `dfc515ce7a5b8cee98d97b27c09e30658eb32013`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -12648,7 +12671,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "e0f38e355163c9d61b6c29edfe22ae086e65bd67",
+        sha1: "c8bc73739769c8ff928425c022d89d2b893a0b85",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked, dead, completed (kept) or blocked.",
@@ -12683,7 +12706,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `e0f38e355163c9d61b6c29edfe22ae086e65bd67`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `c8bc73739769c8ff928425c022d89d2b893a0b85`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13472,7 +13495,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "4e2943a4382c5c248822cce9de4b4ff1cf54e4ac",
+        sha1: "693d18a91a26644b0c0698a6336fc1a60c6f643b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13502,7 +13525,7 @@ pub mod work_queue {
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "128 random bits as 32 hex digits, drawn anew for every call", template: None },
             crate::Param { name: "done", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(30) }, rule: crate::Rule::Any, doc: "id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
         ],
-        returns: crate::Returns { ty: "[(string, string, uint, uint, string?, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
+        returns: crate::Returns { ty: "[(string, string, uint, uint, string?, bytes, string?)]", doc: "per job: id, token, delivery, deadline ms, group, payload, and the trace context its producer stored (see add.lua)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 16 keys and from 4 to 34 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
@@ -13600,7 +13623,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `4e2943a4382c5c248822cce9de4b4ff1cf54e4ac`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `693d18a91a26644b0c0698a6336fc1a60c6f643b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)"]
@@ -13627,7 +13650,7 @@ pub mod work_queue {
     #[doc = " - `token` (`string`, 32 hex digits): 128 random bits as 32 hex digits, drawn anew for every call"]
     #[doc = " - `done` (`bytes...`, 0 to 30 values): id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one"]
     #[doc = ""]
-    #[doc = " Returns (`[(string, string, uint, uint, string?, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
+    #[doc = " Returns (`[(string, string, uint, uint, string?, bytes, string?)]`): per job: id, token, delivery, deadline ms, group, payload, and the trace context its producer stored (see add.lua)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 16 keys and from 4 to 34 arguments"]
@@ -13646,7 +13669,7 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400. Clock: the server's `TIME`."]
-    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, blocked: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>,)>> {
+    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, completed: &str, blocked: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>, Option<String>,)>> {
         crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).key(completed).key(blocked).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }
 }

@@ -1,6 +1,7 @@
 //! `PART=calls` of `benches/work_queue.rs`: what one `add`, one `take` (acking the job the
 //! previous one took, and taking the next) and one `ack` cost the server, for the scripts
-//! of this checkout (as they are, and keeping the newest 1,000 completed jobs) against
+//! of this checkout (as they are, keeping the newest 1,000 completed jobs, and adding
+//! each job with a 55-byte W3C trace context, as the `otel` feature does) against
 //! those of another revision (`BASE`, read with `git show`), side by side on one server,
 //! features off.
 //!
@@ -66,6 +67,8 @@ struct Loaded {
 /// One revision's `add`, `take` and `ack`, loaded, with the queue they run on.
 struct Side {
     label: String,
+    /// The trace context each add keeps ('' for none).
+    trace: &'static str,
     add: Loaded,
     take: Loaded,
     ack: Loaded,
@@ -81,6 +84,7 @@ impl Side {
         sources: [&str; 3],
         queue: &str,
         settings: Option<&redis_patterns::work_queue::Settings>,
+        trace: &'static str,
     ) -> Side {
         let load = |con: &mut redis::Connection, source: &str| -> Loaded {
             let header = header(source);
@@ -105,6 +109,7 @@ impl Side {
         let [add, take, ack] = sources;
         Side {
             label: label.to_string(),
+            trace,
             add: load(con, add),
             take: load(con, take),
             ack: load(con, ack),
@@ -122,6 +127,7 @@ impl Side {
                 "payload" => vec![b'x'; 100],
                 "group" => Vec::new(),
                 "backoff" => b"worker".to_vec(),
+                "trace" => self.trace.as_bytes().to_vec(),
                 _ => b"0".to_vec(),
             })
             .collect()
@@ -237,6 +243,28 @@ impl Side {
         acks.exec(con).unwrap();
         [add_us, take_us, evalsha_us(con)]
     }
+
+    /// Bytes of `{name}:jobs` per job (`MEMORY USAGE`, every field counted), with `jobs`
+    /// jobs waiting on an emptied queue.
+    fn bytes_per_job(&self, con: &mut redis::Connection, jobs: usize) -> f64 {
+        let keys: Vec<&String> = self.add.keys.iter().chain(&self.take.keys).collect();
+        redis::cmd("DEL").arg(&keys).exec(con).unwrap();
+        self.add_jobs(con, jobs, "bytes");
+        let hash = self
+            .add
+            .keys
+            .iter()
+            .find(|k| k.ends_with(":jobs"))
+            .expect("add names the jobs hash");
+        let bytes: u64 = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(hash)
+            .arg("SAMPLES")
+            .arg(0)
+            .query(con)
+            .unwrap();
+        bytes as f64 / jobs as f64
+    }
 }
 
 fn reset(con: &mut redis::Connection) {
@@ -277,18 +305,36 @@ pub fn compare(con: &mut redis::Connection, base: &str, rounds: usize, jobs: usi
     let keep = plain
         .keep_completed(1_000, Duration::from_secs(86_400))
         .unwrap();
+    // A sampled W3C context, as the `otel` feature keeps one: 55 bytes.
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let sides = [
-        Side::new(con, "this checkout", now, "calls:now", Some(&plain)),
-        Side::new(con, "keeping 1,000 done", now, "calls:kept", Some(&keep)),
+        Side::new(con, "this checkout", now, "calls:now", Some(&plain), ""),
+        Side::new(
+            con,
+            "keeping 1,000 done",
+            now,
+            "calls:kept",
+            Some(&keep),
+            "",
+        ),
         Side::new(
             con,
             base,
             [&then[0], &then[1], &then[2]],
             "calls:base",
             Some(&plain),
+            "",
+        ),
+        Side::new(
+            con,
+            "traced (55 bytes)",
+            now,
+            "calls:traced",
+            Some(&plain),
+            traceparent,
         ),
     ];
-    let mut best = [[f64::INFINITY; 3]; 3];
+    let mut best = [[f64::INFINITY; 3]; 4];
     for round in 0..rounds {
         for k in 0..sides.len() {
             let i = (round + k) % sides.len();
@@ -309,13 +355,24 @@ pub fn compare(con: &mut redis::Connection, base: &str, rounds: usize, jobs: usi
     for (side, [add, take, ack]) in sides.iter().zip(best) {
         println!("{:<20} {add:>8.1} {take:>18.1} {ack:>8.1}", side.label);
     }
-    let base_costs = best[2];
-    for (label, costs) in [("ratio to base", best[0]), ("kept, ratio to base", best[1])] {
+    let ratios = |label: &str, costs: [f64; 3], to: [f64; 3]| {
         println!(
             "{label:<20} {:>7.2}× {:>17.2}× {:>7.2}×",
-            costs[0] / base_costs[0],
-            costs[1] / base_costs[1],
-            costs[2] / base_costs[2]
+            costs[0] / to[0],
+            costs[1] / to[1],
+            costs[2] / to[2]
         );
-    }
+    };
+    ratios("ratio to base", best[0], best[2]);
+    ratios("kept, ratio to base", best[1], best[2]);
+    ratios("traced, to untraced", best[3], best[0]);
+    let (plain_bytes, traced_bytes) = (
+        sides[0].bytes_per_job(con, jobs),
+        sides[3].bytes_per_job(con, jobs),
+    );
+    println!(
+        "bytes of {{name}}:jobs per waiting job (MEMORY USAGE): {plain_bytes:.1} untraced, \
+         {traced_bytes:.1} traced: {:.1} more for a 55-byte context",
+        traced_bytes - plain_bytes
+    );
 }

@@ -131,7 +131,8 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id,
+    'c:' .. job_id)
 end
 
 -- The log lines job `job_id` keeps, `stored` as log.lua writes them in its l: field: a
@@ -491,13 +492,14 @@ end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
 -- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
--- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
--- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, with
+-- its producer's trace context `job_trace` (nil or '' for none) in c:, and stamped `a:` (when
+-- first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings, job_retry, job_lifo)
+    job_group, known_settings, job_retry, job_lifo, job_trace)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -539,6 +541,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   end
   if job_retry then
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
+  end
+  if job_trace and job_trace ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'c:' .. job_id, job_trace
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }, nil, ready

@@ -23,6 +23,9 @@
 --- sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
 --- `true`) is dropped when it ends so, even while the queue keeps such jobs
 --- (`configure.lua`); how many and how long are the queue's alone.
+--- A `trace` (the producer's W3C `traceparent`, then a space and its `tracestate` if it has
+--- one) is kept with the job (c:<id>) and handed to each worker that takes it, retries
+--- included, so that a worker's spans link to the add's; the queue never reads it.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + 5 × 10^12 ± arrival (- if LIFO)
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs, all at score 0 (see take.lua)
@@ -42,9 +45,10 @@
 --- @arg lifo bool                 ahead of the jobs waiting at its priority, not behind them
 --- @arg remove_on_complete bool   dropped once completed, even while the queue keeps completed jobs
 --- @arg remove_on_fail bool       dropped once dead, even while the queue keeps dead jobs
+--- @arg trace string len:0..=1024  the producer's W3C trace context: traceparent[ tracestate]; '' for none
 --- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or
 ---                               that of the job already there
---- @error BAD_ARGS               not 7 keys and 12 arguments
+--- @error BAD_ARGS               not 7 keys and 13 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -55,6 +59,7 @@
 --- @error BAD_LIFO               not 1 or 0
 --- @error BAD_REMOVE_ON_COMPLETE not 1 or 0
 --- @error BAD_REMOVE_ON_FAIL     not 1 or 0
+--- @error BAD_TRACE              not from 0 to 1024 bytes long
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
@@ -66,6 +71,7 @@
 --- @default lifo 0               JobOptions::new: behind the jobs of its priority
 --- @default remove_on_complete 0 JobOptions::new: kept as the queue keeps completed jobs
 --- @default remove_on_fail 0     JobOptions::new: kept as the queue keeps dead jobs
+--- @default trace ''             JobOptions::new: none (with the `otel` feature, the add's own span)
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -220,13 +226,14 @@ end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
 -- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
--- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
--- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, with
+-- its producer's trace context `job_trace` (nil or '' for none) in c:, and stamped `a:` (when
+-- first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings, job_retry, job_lifo)
+    job_group, known_settings, job_retry, job_lifo, job_trace)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -268,6 +275,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   end
   if job_retry then
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
+  end
+  if job_trace and job_trace ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'c:' .. job_id, job_trace
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }, nil, ready
@@ -336,8 +346,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 7 or #ARGV ~= 12 then
-  return redis.error_reply('BAD_ARGS expected 7 keys and 12 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 13 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -389,6 +399,10 @@ local remove_on_fail = ARGV[12] == '1'
 if not remove_on_fail and ARGV[12] ~= '0' then
   return redis.error_reply('BAD_REMOVE_ON_FAIL must be 1 or 0, got ' .. shown(ARGV[12]))
 end
+local trace = ARGV[13]
+if #trace < 0 or #trace > 1024 then
+  return redis.error_reply('BAD_TRACE must be from 0 to 1024 bytes long, got ' .. #trace .. ' bytes')
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -417,7 +431,7 @@ if turn == nil then
 end
 local retry = retry_text(attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
 local added, bad, due = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings,
-  retry, lifo)
+  retry, lifo, trace)
 if not added then
   return bad
 end

@@ -28,15 +28,17 @@
 --- @arg schedule string non-empty  the schedule's name
 --- @arg run uint 0..=10^15       the next run time the caller read (ms, server clock)
 --- @arg rev uint 1..=10^15       the schedule's revision the caller read
+--- @arg trace string len:0..=1024  the firing's W3C trace context, for each job added; '' for none
 --- @arg times uint... 0..=101 0..=10^15  a cron schedule's times after `run`, in order; none for `every`
 --- @return (string, [int], uint, uint, uint)  'fired', 'already_fired' (the run was fired, or the schedule
 ---                               changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times
 ---                               whose jobs were added, how many were there already, how many were skipped,
 ---                               and the schedule's next run time (0 when it went)
---- @error BAD_ARGS               not 8 keys and from 3 to 104 arguments
+--- @error BAD_ARGS               not 8 keys and from 4 to 105 arguments
 --- @error BAD_SCHEDULE           empty
 --- @error BAD_RUN                not an integer within its range
 --- @error BAD_REV                not an integer within its range
+--- @error BAD_TRACE              not from 0 to 1024 bytes long
 --- @error BAD_TIMES a value is not an integer within its range; or any for `every`, none for cron, or out of order
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
@@ -44,6 +46,7 @@
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses add_job schedule_of run_of turn_plan wait_turn
+--- @default trace ''             none (with the `otel` feature, the span of the call)
 --- @clock server
 --- @complexity O(C log N), C = the runs added (at most 100), N = the jobs
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -188,13 +191,14 @@ end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
 -- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
--- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
--- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, with
+-- its producer's trace context `job_trace` (nil or '' for none) in c:, and stamped `a:` (when
+-- first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings, job_retry, job_lifo)
+    job_group, known_settings, job_retry, job_lifo, job_trace)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -236,6 +240,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   end
   if job_retry then
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
+  end
+  if job_trace and job_trace ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'c:' .. job_id, job_trace
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }, nil, ready
@@ -350,8 +357,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 8 or #ARGV < 3 or #ARGV > 104 then
-  return redis.error_reply('BAD_ARGS expected 8 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV < 4 or #ARGV > 105 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and from 4 to 105 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -373,7 +380,11 @@ local rev = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not rev or rev > 1000000000000000 then
   return redis.error_reply('BAD_REV must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
 end
-for i = 4, #ARGV do
+local trace = ARGV[4]
+if #trace < 0 or #trace > 1024 then
+  return redis.error_reply('BAD_TRACE must be from 0 to 1024 bytes long, got ' .. #trace .. ' bytes')
+end
+for i = 5, #ARGV do
   local each = ARGV[i] == '0' and 0 or tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
   if not each or each > 1000000000000000 then
     return redis.error_reply(
@@ -398,7 +409,7 @@ if delayed ~= tag_of_keys .. ':delayed' or parked ~= tag_of_keys .. ':parked' or
 end
 -- End of the generated input checks.
 local times = {}
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   times[#times + 1] = tonumber(ARGV[i])
 end
 
@@ -478,7 +489,7 @@ end
 local added, there = {}, 0
 for _, t in ipairs(fired) do
   local result, bad_jobs = add_job(waiting, delayed, jobs, signal, schedule .. ':' .. string.format('%d', t),
-    config.payload, config.priority, 0, config.group, settings, config.retry)
+    config.payload, config.priority, 0, config.group, settings, config.retry, false, trace)
   if not result then
     return bad_jobs
   end

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::ToRedisArgs;
 
-use super::{JobOptions, State, WorkQueue, script};
+use super::{Added, JobOptions, State, WorkQueue, script, spans};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
@@ -131,6 +131,13 @@ impl WorkQueue {
             let (attempts, backoff, backoff_delay, backoff_max) = options.retry_args()?;
             let window = script::keys::window(self.name(), &dedup.id)?;
             let extended = dedup.extend;
+            let (send, trace) = spans::send_context(
+                options.trace_context.as_deref(),
+                &self.name,
+                "add_deduplicated",
+                id,
+                payload.len(),
+            );
             let k = &self.keys;
             let op = script::add_deduplicated(
                 &k.waiting,
@@ -157,36 +164,48 @@ impl WorkQueue {
                 dedup.ttl,
                 dedup.extend,
                 dedup.replace,
+                &trace,
             );
-            Ok(op.map(
-                move |(outcome, job, state): (String, String, Option<String>)| {
-                    let state = state.map(|s| s.parse::<State>()).transpose()?;
-                    let known = || {
-                        state.ok_or_else(|| {
-                            Error::unexpected_reply(
-                                "add_deduplicated",
-                                format!("{outcome} without a state"),
-                            )
+            Ok(op
+                .map(
+                    move |(outcome, job, state): (String, String, Option<String>)| {
+                        let state = state.map(|s| s.parse::<State>()).transpose()?;
+                        let known = || {
+                            state.ok_or_else(|| {
+                                Error::unexpected_reply(
+                                    "add_deduplicated",
+                                    format!("{outcome} without a state"),
+                                )
+                            })
+                        };
+                        Ok(match outcome.as_str() {
+                            "added" => Deduplicated::Added(known()?),
+                            "duplicate" => Deduplicated::Duplicate(known()?),
+                            "ignored" | "extended" | "replaced" => Deduplicated::InWindow {
+                                job,
+                                state,
+                                extended,
+                                replaced: outcome == "replaced",
+                            },
+                            other => {
+                                return Err(Error::unexpected_reply(
+                                    "add_deduplicated",
+                                    format!("{other:?} is no outcome"),
+                                ));
+                            }
                         })
-                    };
-                    Ok(match outcome.as_str() {
-                        "added" => Deduplicated::Added(known()?),
-                        "duplicate" => Deduplicated::Duplicate(known()?),
-                        "ignored" | "extended" | "replaced" => Deduplicated::InWindow {
-                            job,
-                            state,
-                            extended,
-                            replaced: outcome == "replaced",
-                        },
-                        other => {
-                            return Err(Error::unexpected_reply(
-                                "add_deduplicated",
-                                format!("{other:?} is no outcome"),
-                            ));
+                    },
+                )
+                .map(move |deduplicated| {
+                    if let Some(send) = &send {
+                        match &deduplicated {
+                            Deduplicated::Added(state) => send.added(Added::New(*state)),
+                            Deduplicated::Duplicate(state) => send.added(Added::Duplicate(*state)),
+                            Deduplicated::InWindow { .. } => send.end(),
                         }
-                    })
-                },
-            ))
+                    }
+                    Ok(deduplicated)
+                }))
         })
     }
 }

@@ -2,7 +2,7 @@
 
 use redis::ToRedisArgs;
 
-use super::{Added, JobOptions, WorkQueue, script};
+use super::{Added, JobOptions, WorkQueue, script, spans};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
@@ -134,6 +134,13 @@ impl WorkQueue {
                     ]
                 })
                 .collect();
+            let (send, trace) = spans::send_context(
+                options.trace_context.as_deref(),
+                &self.name,
+                "add_flow",
+                id,
+                payload.len(),
+            );
             let k = &self.keys;
             let op = script::add_flow(
                 &k.waiting,
@@ -145,9 +152,16 @@ impl WorkQueue {
                 &payload,
                 u64::from(options.priority),
                 group,
+                &trace,
                 &args,
             );
-            Ok(op.map(Added::of))
+            Ok(op.map(move |reply| {
+                let added = Added::of(reply)?;
+                if let Some(send) = &send {
+                    send.added(added);
+                }
+                Ok(added)
+            }))
         })
     }
 }

@@ -241,6 +241,7 @@ pub struct JobOptions {
     pub(super) lifo: bool,
     pub(super) remove_on_complete: bool,
     pub(super) remove_on_fail: bool,
+    pub(super) trace_context: Option<String>,
 }
 
 impl JobOptions {
@@ -365,6 +366,16 @@ impl JobOptions {
         self.remove_on_fail = true;
         self
     }
+
+    /// The producer's trace context, kept with the job and handed to every delivery as
+    /// [`Job::trace_context`]: a W3C `traceparent`, then a space and the `tracestate`
+    /// if there is one (at most 1,024 bytes; the queue never reads it). With the `otel`
+    /// feature an add without one keeps the context of its own `send` span (see
+    /// `work_queue::otel`); set this to carry a context of your own instead.
+    pub fn trace_context(mut self, context: impl Into<String>) -> Self {
+        self.trace_context = Some(context.into());
+        self
+    }
 }
 
 /// A job taken from the queue, held under a lease until [`ack`](WorkQueue::ack),
@@ -391,6 +402,10 @@ pub struct Job {
     pub group: Option<String>,
     /// The job's data, as added.
     pub payload: Vec<u8>,
+    /// The trace context its producer kept with it
+    /// ([`JobOptions::trace_context`]; with the `otel` feature, the add's `send` span),
+    /// the same for every delivery; `None` for a job added without one.
+    pub trace_context: Option<String>,
 }
 
 impl Job {
@@ -410,6 +425,7 @@ impl fmt::Debug for Job {
             .field("deadline_ms", &self.deadline_ms)
             .field("group", &self.group)
             .field("payload", &Bytes(&self.payload))
+            .field("trace_context", &self.trace_context)
             .finish()
     }
 }
@@ -581,20 +597,32 @@ pub(super) fn info(id: String, state: State, fields: JobFields) -> Result<JobInf
 }
 
 /// A row of `take.lua`'s reply: id, token, delivery, deadline, group, payload.
-pub(super) type TakenRow = (String, String, u64, u64, Option<String>, Vec<u8>);
+pub(super) type TakenRow = (
+    String,
+    String,
+    u64,
+    u64,
+    Option<String>,
+    Vec<u8>,
+    Option<String>,
+);
 
 /// `take.lua`'s reply, as its `@return` decodes it: a row per job.
 pub(super) fn taken(rows: Vec<TakenRow>) -> Result<Vec<Job>> {
     rows.into_iter()
-        .map(|(id, token, delivery, deadline_ms, group, payload)| {
-            Ok(Job {
-                id,
-                token,
-                delivery: u32::try_from(delivery).map_err(|_| bad_reply("a delivery past 2^32"))?,
-                deadline_ms,
-                group,
-                payload,
-            })
-        })
+        .map(
+            |(id, token, delivery, deadline_ms, group, payload, trace_context)| {
+                Ok(Job {
+                    id,
+                    token,
+                    delivery: u32::try_from(delivery)
+                        .map_err(|_| bad_reply("a delivery past 2^32"))?,
+                    deadline_ms,
+                    group,
+                    payload,
+                    trace_context,
+                })
+            },
+        )
         .collect()
 }

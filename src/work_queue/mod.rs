@@ -64,7 +64,7 @@
 //! | `{name}:leased` | zset | job id → lease deadline (ms) |
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
 //! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
-//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error, `a` when it was first ready, `o` its own [options](JobOptions) (retries, removal), `l` its [log](WorkQueue::log), and once it was taken while the queue [keeps completed jobs](Settings::keep_completed) `b` when its last delivery started, and once completed `v` its result; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume); the queue's [settings](#limits-the-queue-owns) `#settings` (a MessagePack array; the text earlier builds wrote is read too, and `configure` rewrites it), its rate ring `#qn` and `#qs:<i>`; its [metrics](#metrics) `#totals` and `#m:<slot>` |
+//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error, `a` when it was first ready, `o` its own [options](JobOptions) (retries, removal), `l` its [log](WorkQueue::log), `c` its producer's W3C trace context ([`JobOptions::trace_context`], or with the feature `otel` the add's span: see `work_queue::otel`), and once it was taken while the queue [keeps completed jobs](Settings::keep_completed) `b` when its last delivery started, and once completed `v` its result; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume); the queue's [settings](#limits-the-queue-owns) `#settings` (a MessagePack array; the text earlier builds wrote is read too, and `configure` rewrites it), its rate ring `#qn` and `#qs:<i>`; its [metrics](#metrics) `#totals` and `#m:<slot>` |
 //! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times, `o:<g>` where old start times left by a change of the rate end; `u:<g>` until when a handler [held it back](WorkQueue::rate_limit_group) |
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
 //! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then), or now while old start times of it are left to drop |
@@ -575,6 +575,8 @@ pub use operate::{
     Changes, Configured, MAX_BULK, MAX_EVENTS, MAX_METRICS_MINUTES, MAX_RESULT_BYTES,
     MAX_RESULT_TTL, Metrics, Minute, Settings,
 };
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod schedule;
 pub use schedule::{
     Due, DueSchedule, Fired, MAX_CATCH_UP, MAX_SCHEDULES_PAGE, Missed, Schedule, ScheduleInfo,
@@ -587,6 +589,7 @@ mod memory;
 mod ops;
 mod renew;
 mod retry;
+mod spans;
 mod work_loop;
 mod worker;
 #[cfg(feature = "aio")]

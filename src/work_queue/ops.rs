@@ -7,7 +7,7 @@ use redis::{ToRedisArgs, Value};
 use super::jobs::{info, negative, taken, unsigned};
 use super::{
     Added, Counts, Done, Job, JobInfo, JobOptions, Nacked, Removed, State, WorkQueue, Worker, flow,
-    script,
+    script, spans,
 };
 #[cfg(doc)]
 use super::{LEASE_LOST, MAX_PAGE, MAX_TAKE, RESULT_TOO_BIG, Settings};
@@ -34,6 +34,13 @@ impl WorkQueue {
             let payload = input::value("payload", &payload)?;
             let group = options.group_arg()?;
             let (attempts, backoff, backoff_delay, backoff_max) = options.retry_args()?;
+            let (send, trace) = spans::send_context(
+                options.trace_context.as_deref(),
+                &self.name,
+                "add",
+                id,
+                payload.len(),
+            );
             let k = &self.keys;
             let op = script::add(
                 &k.waiting,
@@ -55,8 +62,15 @@ impl WorkQueue {
                 options.lifo,
                 options.remove_on_complete,
                 options.remove_on_fail,
+                &trace,
             );
-            Ok(op.map(Added::of))
+            Ok(op.map(move |reply| {
+                let added = Added::of(reply)?;
+                if let Some(send) = &send {
+                    send.added(added);
+                }
+                Ok(added)
+            }))
         })
     }
 

@@ -217,6 +217,7 @@ mod tests {
             deadline_ms: 0,
             group: None,
             payload: Vec::new(),
+            trace_context: None,
         }
     }
 

@@ -130,7 +130,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Connect, JobOptions, Link, Retries, Stop, WorkQueue, script};
+use super::{Connect, JobOptions, Link, Retries, Stop, WorkQueue, script, spans};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::machine::{self, Machine, Step};
 use crate::runtime::op::Op;
@@ -244,7 +244,8 @@ impl Schedule {
     /// [`JobOptions::backoff`]) and removal ([`JobOptions::remove_on_complete`],
     /// [`JobOptions::remove_on_fail`]), as [`add_with`](WorkQueue::add_with) stores them
     /// with each job. A delay is refused (a job runs at its run time), and so is LIFO (a
-    /// job is added behind those of its priority).
+    /// job is added behind those of its priority), and a trace context (each run's jobs
+    /// carry that of their firing, with the `otel` feature).
     pub fn options(mut self, options: JobOptions) -> Self {
         self.options = options;
         self
@@ -463,6 +464,13 @@ impl WorkQueue {
                      leave it unset",
                 ));
             }
+            if options.trace_context.is_some() {
+                return Err(Error::invalid(
+                    "trace_context",
+                    "each run's jobs carry the context of their firing (with the `otel` \
+                     feature): leave it unset",
+                ));
+            }
             let (attempts, backoff, backoff_delay, backoff_max) = options.retry_args()?;
             let group = options.group_arg()?;
             let keep = schedule.first_run.is_none();
@@ -593,6 +601,7 @@ impl WorkQueue {
                     cron_times(expr, tz, due.run_ms, now_ms, n)?
                 }
             };
+            let (send, trace) = spans::SendSpan::firing(&self.name, &due.name);
             let k = &self.keys;
             Ok(script::fire(
                 &k.waiting,
@@ -606,9 +615,13 @@ impl WorkQueue {
                 &due.name,
                 due.run_ms,
                 due.revision,
+                &trace,
                 &times,
             )
-            .map(|(outcome, added, already_there, skipped, next_ms)| {
+            .map(move |(outcome, added, already_there, skipped, next_ms)| {
+                if let Some(send) = &send {
+                    send.end();
+                }
                 Ok(match outcome.as_str() {
                     "fired" => Fired::Done {
                         added: added.into_iter().map(|t| t as u64).collect(),

@@ -21,6 +21,7 @@ use redis::Value;
 use super::jobs::Finished;
 use super::memory::{policy_read, read_policy};
 use super::renew::Renewal;
+use super::spans::{HandlerScope, LoopSpans};
 use super::worker::{Ending, IN_FLIGHT_WAIT, Worker};
 use super::{
     Done, Job, JobError, LEASE_LOST, MAX_TAKE, MemoryPolicy, OnEviction, Retries, Stop, WorkReport,
@@ -86,6 +87,8 @@ pub(super) struct Working<'w, 'q> {
     failure: Option<Error>,
     retries: Retries,
     report: WorkReport,
+    /// The jobs' OpenTelemetry spans (feature `otel`; nothing without it).
+    spans: LoopSpans,
 }
 
 impl<'w, 'q> Working<'w, 'q> {
@@ -111,6 +114,7 @@ impl<'w, 'q> Working<'w, 'q> {
             failure: None,
             retries: Retries::default(),
             report: WorkReport::default(),
+            spans: LoopSpans::new(worker.queue.name()),
         }
     }
 
@@ -193,6 +197,7 @@ impl<'w, 'q> Working<'w, 'q> {
             .collect();
         let op = self.worker.queue.ack_and_take(&done, free.min(MAX_TAKE));
         let op = op.via(mode).map(|jobs| Ok(Answer::Taken(jobs)));
+        self.spans.take_sent();
         self.send(Call::Take(done), op)
     }
 
@@ -218,9 +223,11 @@ impl<'w, 'q> Working<'w, 'q> {
             (Call::Take(done), Answer::Taken(jobs)) => {
                 for job in &done {
                     self.release(job);
+                    self.spans.settled(job, Ok("ack"));
                 }
                 self.report.acked += done.len() as u64;
                 self.idle = jobs.is_empty();
+                self.spans.received(&jobs);
                 for job in &jobs {
                     (self.renewals)(Renewal::Hold(job.clone(), self.worker.renew_every()));
                 }
@@ -229,10 +236,12 @@ impl<'w, 'q> Working<'w, 'q> {
             }
             (Call::Nack(job), Answer::Ended(ending)) => {
                 self.release(&job);
+                self.spans.settled(&job, Ok(ending.as_str()));
                 self.count(Ok(ending));
             }
             (Call::Ack(finished), Answer::Ended(ending)) => {
                 self.release(&finished);
+                self.spans.settled(&finished, Ok(ending.as_str()));
                 self.count(Ok(ending));
             }
             (Call::Wait, _) => {}
@@ -246,9 +255,15 @@ impl<'w, 'q> Working<'w, 'q> {
         self.in_flight = None;
     }
 
+    /// The context `job`'s handler runs in (its `process` span, with the `otel` feature).
+    pub(super) fn scope_of(&self, job: &Job) -> HandlerScope {
+        self.spans.scope_of(job)
+    }
+
     /// A handler ended: finished with the result to keep, or failed.
     pub(super) fn ended(&mut self, job: Job, outcome: std::result::Result<Vec<u8>, JobError>) {
         self.running -= 1;
+        self.spans.ended(&job, outcome.as_ref().err());
         match outcome {
             Ok(result) => self.finished.push(Finished { job, result }),
             Err(why) => self.failed.push_back((job, why)),
@@ -259,6 +274,7 @@ impl<'w, 'q> Working<'w, 'q> {
     pub(super) fn panicked(&mut self, job: &Job) {
         self.running -= 1;
         self.panicked = true;
+        self.spans.panicked(job);
         self.release(job);
     }
 
@@ -289,10 +305,12 @@ impl<'w, 'q> Working<'w, 'q> {
                 Call::Take(done) if err.code() == Some(LEASE_LOST) => self.acking.extend(done),
                 Call::Nack(job) => {
                     self.release(&job);
+                    self.spans.settled(&job, Err(&err));
                     self.count(Err(err));
                 }
                 Call::Ack(finished) => {
                     self.release(&finished);
+                    self.spans.settled(&finished, Err(&err));
                     self.count(Err(err));
                 }
                 _ => self.failure = Some(err),
@@ -317,6 +335,7 @@ impl<'w, 'q> Working<'w, 'q> {
     /// A job whose ack or nack never went through: its lease runs out.
     fn lose(&mut self, job: &Job) {
         self.release(job);
+        self.spans.settled(job, Ok("lost"));
         self.report.lost += 1;
     }
 
@@ -340,6 +359,7 @@ mod tests {
             deadline_ms: 0,
             group: None,
             payload: Vec::new(),
+            trace_context: None,
         }
     }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::renew::{Renewal, RenewalCounts, renew_on_thread};
 use super::retry::{JobErrorKind, jitter};
+use super::spans::HandlerScope;
 use super::work_loop::{WorkStep, Working};
 use super::{
     HandlerError, Job, JobError, JobOutput, LEASE_LOST, MAX_CONCURRENCY, MemoryPolicy, Nacked,
@@ -374,7 +375,10 @@ impl Worker<'_> {
         }
         let mut inline = |jobs: Vec<Job>, working: &mut Working<'_, '_>| {
             for job in jobs {
-                let outcome = handler(&job).map(JobOutput::into_result);
+                let outcome = {
+                    let _scope = working.scope_of(&job).enter();
+                    handler(&job).map(JobOutput::into_result)
+                };
                 working.ended(job, outcome.map_err(HandlerError::into_job_error));
             }
         };
@@ -416,7 +420,7 @@ impl Worker<'_> {
         O: JobOutput,
         E: HandlerError,
     {
-        let (work_tx, work_rx) = channel::<Job>();
+        let (work_tx, work_rx) = channel::<(Job, HandlerScope)>();
         let work_rx = Mutex::new(work_rx);
         let (done_tx, done_rx) = channel::<(Job, Outcome)>();
         let mut panicked = None;
@@ -427,8 +431,9 @@ impl Worker<'_> {
                     loop {
                         // The lock is held while waiting for a job, not while running it.
                         let next = work_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let Ok(job) = next else { return };
+                        let Ok((job, scope)) = next else { return };
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            let _scope = scope.enter();
                             handler(&job).map(JobOutput::into_result)
                         }));
                         let outcome = match outcome {
@@ -448,9 +453,10 @@ impl Worker<'_> {
                     panicked.get_or_insert(panic);
                 }
             };
-            let mut start = |jobs: Vec<Job>, _: &mut Working<'_, '_>| {
+            let mut start = |jobs: Vec<Job>, working: &mut Working<'_, '_>| {
                 for job in jobs {
-                    let _ = work_tx.send(job);
+                    let scope = working.scope_of(&job);
+                    let _ = work_tx.send((job, scope));
                 }
             };
             let mut collect = |wait: Option<Duration>, working: &mut Working<'_, '_>| {
@@ -525,6 +531,18 @@ pub(super) enum Ending {
     Retried,
     Dead,
     HeldBack,
+}
+
+impl Ending {
+    /// As the `settle` span's outcome says it.
+    pub(super) fn as_str(&self) -> &'static str {
+        match self {
+            Ending::Acked => "ack",
+            Ending::Retried => "retry",
+            Ending::Dead => "dead",
+            Ending::HeldBack => "held_back",
+        }
+    }
 }
 
 impl WorkReport {

@@ -148,7 +148,7 @@ impl Worker<'_> {
                 }
                 WorkStep::Start(jobs) => {
                     for job in jobs {
-                        let work = handler(job.clone());
+                        let work = working.scope_of(&job).wrap(handler(job.clone()));
                         running.push(async move {
                             let outcome = work.await.map(JobOutput::into_result);
                             (job, outcome.map_err(HandlerError::into_job_error))

@@ -1175,7 +1175,7 @@ mod outside_client {
                 "{q}:turns",
             ],
             &[
-                "j", "payload", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0",
+                "j", "payload", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0", "",
             ],
             "BAD_JOBS",
         );

@@ -91,6 +91,7 @@ fn the_rust_api_fills_in_what_the_headers_default_to() {
         deadline_ms: 0,
         group: None,
         payload: Vec::new(),
+        trace_context: None,
     };
     seen.insert(check(queue.add("1", "p")));
     let window = Deduplication::new("user:7", period).unwrap();

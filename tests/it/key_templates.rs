@@ -744,6 +744,7 @@ fn families(c: &mut Checks, tagged: bool) {
         deadline_ms: 0,
         group: None,
         payload: b"p".to_vec(),
+        trace_context: None,
     };
     let n = [("name", name)];
     c.check(queue.add("1", "p"), &n, &[]);

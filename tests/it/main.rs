@@ -45,6 +45,7 @@ mod lottery;
 mod matrix;
 mod message_queue;
 mod online_friends;
+mod otel;
 mod page_cache;
 mod pagination;
 mod priority_queue;

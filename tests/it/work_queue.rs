@@ -18,9 +18,15 @@ use crate::step;
 /// deadline change from run to run).
 fn shown(jobs: &[Job]) -> Vec<String> {
     jobs.iter()
-        .map(|job| match &job.group {
-            Some(group) => format!("{} #{} [{group}]", job.id, job.delivery),
-            None => format!("{} #{}", job.id, job.delivery),
+        .map(|job| {
+            let shown = match &job.group {
+                Some(group) => format!("{} #{} [{group}]", job.id, job.delivery),
+                None => format!("{} #{}", job.id, job.delivery),
+            };
+            match &job.trace_context {
+                Some(context) => format!("{shown} traced {context}"),
+                None => shown,
+            }
         })
         .collect()
 }
@@ -70,11 +76,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .unwrap();
     let _ = step!(t, con, queue.add("a", "first"));
     let _ = step!(t, con, queue.add("a", "again"));
-    let _ = step!(
-        t,
-        con,
-        queue.add_with("b", "urgent", JobOptions::new().priority(9))
-    );
+    // A producer's W3C context (traceparent and tracestate), handed to its worker.
+    let traced = JobOptions::new()
+        .priority(9)
+        .trace_context("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 vendor=opaque");
+    let _ = step!(t, con, queue.add_with("b", "urgent", traced.clone()));
     let later = JobOptions::new().delay(Duration::from_millis(500));
     let _ = step!(t, con, queue.add_with("c", "later", later.clone()));
     let _ = step!(t, con, queue.add("c", "again"));
@@ -1073,9 +1079,11 @@ fn bad_input_is_refused_and_writes_nothing() {
         let keys = keys_of(&queue, &script::TAKE);
         assert_code(harness::eval(&mut con, &script::TAKE, &keys, &args), code);
     }
+    // A trace context one byte past the header's bound.
+    let long_trace: &'static str = Box::leak("0".repeat(1025).into_boxed_str());
     let add = |changed: &[(usize, &'static str)]| {
         let mut args = [
-            "e", "x", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0",
+            "e", "x", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0", "",
         ];
         for (at, value) in changed {
             args[*at] = value;
@@ -1097,6 +1105,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         (add(&[(9, "true")]), "BAD_LIFO"),
         (add(&[(10, "yes")]), "BAD_REMOVE_ON_COMPLETE"),
         (add(&[(11, "")]), "BAD_REMOVE_ON_FAIL"),
+        (add(&[(12, long_trace)]), "BAD_TRACE"),
     ];
     for (args, code) in &adds {
         let keys = keys_of(&queue, &script::ADD);

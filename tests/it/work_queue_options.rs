@@ -641,12 +641,17 @@ fn bad_deduplication_is_refused_and_writes_nothing() {
         keys.push(window);
         keys
     };
+    let long_trace: &'static str = Box::leak("0".repeat(1025).into_boxed_str());
     let args = |dedup: &'static str, ttl: &'static str, extend: &'static str| {
         [
-            "b", "x", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0", dedup, ttl, extend, "0",
+            "b", "x", "0", "0", "", "0", "worker", "0", "0", "0", "0", "0", dedup, ttl, extend,
+            "0", "",
         ]
     };
-    let cases: [(&str, [&str; 16], &str); 5] = [
+    let mut too_long = args("u", "1000", "0");
+    too_long[16] = long_trace;
+    let cases: [(&str, [&str; 17], &str); 6] = [
+        ("{bad-dedup}:dedup:u", too_long, "BAD_TRACE"),
         (
             "{bad-dedup}:dedup:other",
             args("u", "1000", "0"),

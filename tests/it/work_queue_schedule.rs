@@ -292,10 +292,15 @@ fn missed_runs_follow_the_schedules_policy() {
             .run(&mut con),
         "options",
     );
-    // LIFO, which a scheduled job does not take, is refused, not dropped; retries out of
-    // range are refused as add_with refuses them.
+    // LIFO and a trace context, which a scheduled job does not take, are refused, not
+    // dropped; retries out of range are refused as add_with refuses them.
     for (options, what) in [
         (JobOptions::new().lifo(), "lifo"),
+        (
+            JobOptions::new()
+                .trace_context("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+            "trace_context",
+        ),
         (JobOptions::new().attempts(0), "attempts"),
     ] {
         assert_invalid(

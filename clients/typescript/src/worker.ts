@@ -52,7 +52,9 @@ export const IN_FLIGHT_WAIT_MS = 100;
 
 /**
  * A job a worker holds: its id, the lease token it is held under, its delivery count (1 on
- * its first), its lease deadline (ms, server clock), its group and payload.
+ * its first), its lease deadline (ms, server clock), its group and payload, and the W3C
+ * trace context its producer kept with it (`traceparent`, then a space and the `tracestate`
+ * if any; `null` without one), the same for every delivery.
  */
 export interface Job {
   readonly id: string;
@@ -61,6 +63,7 @@ export interface Job {
   readonly deadlineMs: number;
   readonly group: string | null;
   readonly payload: Buffer;
+  readonly traceContext: string | null;
 }
 
 /**
@@ -363,9 +366,9 @@ class Working {
       case "take": {
         for (const finished of sent.done) this.release(finished.job);
         this.report.acked += sent.done.length;
-        const rows = answer as [string, string, number, number, string | null, Buffer][];
-        const jobs = rows.map(([id, token, delivery, deadlineMs, group, payload]) => ({
-          id, token, delivery, deadlineMs, group, payload,
+        const rows = answer as [string, string, number, number, string | null, Buffer, string | null][];
+        const jobs = rows.map(([id, token, delivery, deadlineMs, group, payload, traceContext]) => ({
+          id, token, delivery, deadlineMs, group, payload, traceContext,
         }));
         this.idle = jobs.length === 0;
         for (const job of jobs) {

@@ -214,7 +214,7 @@ test("a deduplication window adds a job once, and a later payload replaces a wai
     ["replaced", "v1", "waiting"],
   );
   assert.deepEqual(await queue.addDeduplicated("v1", "again", 0, 0, "", "doc:43", 60_000).run(r), ["duplicate", "v1", "waiting"]);
-  const [[id, , , , , payload]] = (await queue.take(5, "e".repeat(32), []).run(r)) as [[string, string, number, number, string | null, Buffer]];
+  const [[id, , , , , payload]] = (await queue.take(5, "e".repeat(32), []).run(r)) as [[string, string, number, number, string | null, Buffer, string | null]];
   assert.deepEqual([id, payload.toString()], ["v1", "three"]);
 });
 

@@ -101,7 +101,9 @@ looks for jobs that ended, to ack them."""
 @dataclass(frozen=True)
 class Job:
     """A job a worker holds: its id, the lease token it is held under, its delivery count
-    (1 on its first), its lease deadline (ms, server clock), its group and payload."""
+    (1 on its first), its lease deadline (ms, server clock), its group and payload, and the
+    W3C trace context its producer kept with it (``traceparent``, then a space and the
+    ``tracestate`` if any; ``None`` without one), the same for every delivery."""
 
     id: str
     token: str
@@ -109,6 +111,7 @@ class Job:
     deadline_ms: int
     group: Optional[str]
     payload: bytes
+    trace_context: Optional[str] = None
 
 
 class JobError(Exception):

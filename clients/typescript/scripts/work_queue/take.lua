@@ -91,7 +91,8 @@
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done bytes... 0..=30    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
---- @return [(string, string, uint, uint, string?, bytes)] per job: id, token, delivery, deadline ms, group, payload
+--- @return [(string, string, uint, uint, string?, bytes, string?)] per job: id, token, delivery, deadline ms, group,
+---                               payload, and the trace context its producer stored (see add.lua)
 --- @error BAD_ARGS               not 16 keys and from 4 to 34 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
@@ -214,7 +215,8 @@ end
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
-    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id)
+    'w:' .. job_id, 'x:' .. job_id, 'o:' .. job_id, 'l:' .. job_id, 'b:' .. job_id, 'v:' .. job_id,
+    'c:' .. job_id)
 end
 -- A job's own options, `stored` (a string) as add.lua writes them in its o: field:
 -- '<attempts> <backoff> <delay> <max>', then ' c', ' d' or ' cd' when the job is not to
@@ -749,12 +751,13 @@ if not paused and not groups_used and not extras_used and group_concurrency == 0
   local heads = lean and redis.call('ZRANGE', waiting, '0', string.format('%d', limit - 1)) or {}
   local records = {}
   for i, id in ipairs(heads) do
-    local group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
+    local group, payload, deliveries, trace = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id,
+      'c:' .. id))
     if acked[id] or group or not payload or (deliveries and not safe_integer(deliveries, 0, 999999999999998)) then
       lean = false
       break
     end
-    records[i] = { payload = payload, delivery = (deliveries and tonumber(deliveries) or 0) + 1 }
+    records[i] = { payload = payload, delivery = (deliveries and tonumber(deliveries) or 0) + 1, trace = trace }
   end
   if lean then
     for _, id in ipairs(acked) do
@@ -767,7 +770,7 @@ if not paused and not groups_used and not extras_used and group_concurrency == 0
     for i, id in ipairs(heads) do
       redis.call('ZREM', waiting, id)
       local held, deadline = lease_job(id, records[i].delivery)
-      taken[i] = { id, held, records[i].delivery, deadline, false, records[i].payload }
+      taken[i] = { id, held, records[i].delivery, deadline, false, records[i].payload, records[i].trace }
     end
     count_ends(jobs, metrics, #acked, 0, 0)
     if cards[signal] == 0 and redis.call('ZCARD', waiting) > 0 then
@@ -1132,9 +1135,10 @@ local function consider(head)
   local id = head.id
   local step = { id = id, turn_member = head.member }
   -- An acked job's record is gone (forget_job).
-  local group, payload, deliveries = false, false, false
+  local group, payload, deliveries, trace = false, false, false, false
   if finished[id] == nil then
-    group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
+    group, payload, deliveries, trace = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id,
+      'c:' .. id))
   end
   if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
     return nil, bad_jobs('the delivery count of job ' .. shown(id), deliveries)
@@ -1191,6 +1195,7 @@ local function consider(head)
   end
   if payload and not step.park then
     step.payload = payload
+    step.trace = trace
     -- Its count as read above (none before the first delivery): one write below.
     step.delivery = (deliveries and tonumber(deliveries) or 0) + 1
     count = count + 1
@@ -1584,7 +1589,8 @@ for _, step in ipairs(plan) do
       end
     end
     -- Numbers go out as integer replies: each is whole and below 2^53.
-    taken[#taken + 1] = { id, held, step.delivery, deadline, step.group ~= '' and step.group or false, step.payload }
+    taken[#taken + 1] = { id, held, step.delivery, deadline, step.group ~= '' and step.group or false, step.payload,
+      step.trace }
   end
 end
 

@@ -26,7 +26,7 @@ export const ACQUIRE = new rt.Script({
   name: "fenced_lock/acquire",
   path: "scripts/fenced_lock/acquire.lua",
   sha1: "bd8ccfd2fbb2d141897c88ea56a4b911946f455c",
-  function: "rp_v0_1_0_6a7b5ec76e1c__fenced_lock__acquire",
+  function: "rp_v0_1_0_1629abd34543__fenced_lock__acquire",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["lock", "fence"],

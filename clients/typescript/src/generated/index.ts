@@ -130,13 +130,13 @@ export { WorkQueue } from "./work_queue.js";
 export const VERSION = "0.1.0";
 
 /** The Redis Functions library of these scripts (`functions.lua`), as Redis names it. */
-export const LIBRARY = "redis_patterns_v0_1_0_6a7b5ec76e1c";
+export const LIBRARY = "redis_patterns_v0_1_0_1629abd34543";
 
 /**
  * The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that agree
  * on it call the same scripts with the same contracts.
  */
-export const MANIFEST_SHA1 = "b4a9cf8e953043a86b16c9ab01cdaf9cc85a4c8d";
+export const MANIFEST_SHA1 = "0ee3002182eedadf221b43d88ca6603ad7e7c806";
 
 /** Every script, sorted by name. */
 export const SCRIPTS: readonly Script[] = [

@@ -26,7 +26,7 @@ export const FIND = new rt.Script({
   name: "ip_city/find",
   path: "scripts/ip_city/find.lua",
   sha1: "42c45878eb9a0d3d46fd5c13ac88556fe4c2d49a",
-  function: "rp_v0_1_0_6a7b5ec76e1c__ip_city__find",
+  function: "rp_v0_1_0_1629abd34543__ip_city__find",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["blocks", "cities"],

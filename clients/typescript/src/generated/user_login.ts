@@ -32,7 +32,7 @@ export const LOGIN = new rt.Script({
   name: "user_login/login",
   path: "scripts/user_login/login.lua",
   sha1: "bc436faff2b6fbb1ad864af7da91f662aecd5fda",
-  function: "rp_v0_1_0_6a7b5ec76e1c__user_login__login",
+  function: "rp_v0_1_0_1629abd34543__user_login__login",
   readOnly: false,
   keys: [4, 4],
   keyNames: ["ids", "counts", "last", "recent"],

@@ -79,8 +79,8 @@ export const KEY_SCHEDULES_WAKE = new rt.Form("work_queue", "{<name>}:schedules_
 export const ACK = new rt.Script({
   name: "work_queue/ack",
   path: "scripts/work_queue/ack.lua",
-  sha1: "a84763a1cb626f9fdaa6926447b03b58fa80eb54",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__ack",
+  sha1: "5926b9902d99490e6a7f017d5028ed7287dbdc4b",
+  function: "rp_v0_1_0_1629abd34543__work_queue__ack",
   readOnly: false,
   keys: [11, 11],
   keyNames: ["waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed", "blocked"],
@@ -195,8 +195,8 @@ export function ack(
 export const ADD = new rt.Script({
   name: "work_queue/add",
   path: "scripts/work_queue/add.lua",
-  sha1: "297612ad8b50a316346a8e4bd322549793be4f37",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__add",
+  sha1: "1a6fae925180e75e8f4598d928295f0d94ef1232",
+  function: "rp_v0_1_0_1629abd34543__work_queue__add",
   readOnly: false,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns"],
@@ -213,9 +213,10 @@ export const ADD = new rt.Script({
     rt.param("lifo", "bool", "BAD_LIFO"),
     rt.param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
     rt.param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
+    rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
   ],
-  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0" },
-  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "trace": "''" },
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_TRACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
 const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
@@ -246,6 +247,9 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  * sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
  * `true`) is dropped when it ends so, even while the queue keeps such jobs
  * (`configure.lua`); how many and how long are the queue's alone.
+ * A `trace` (the producer's W3C `traceparent`, then a space and its `tracestate` if it has
+ * one) is kept with the job (c:<id>) and handed to each worker that takes it, retries
+ * included, so that a worker's spans link to the add's; the queue never reads it.
  *
  * Runs `scripts/work_queue/add.lua` (`work_queue/add`).
  *
@@ -286,6 +290,8 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  *         queue keeps completed jobs
  *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
  *         keeps dead jobs
+ *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+ *         context: traceparent[ tracestate]; '' for none
  *
  * Returns:
  *     `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -294,7 +300,7 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 7 keys and 12 arguments
+ *         BAD_ARGS: not 7 keys and 13 arguments
  *         BAD_ID: empty
  *         BAD_PRIORITY: not an integer within its range
  *         BAD_DELAY: not whole milliseconds within its range
@@ -305,6 +311,7 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  *         BAD_LIFO: not 1 or 0
  *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
  *         BAD_REMOVE_ON_FAIL: not 1 or 0
+ *         BAD_TRACE: not from 0 to 1024 bytes long
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
  *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -331,8 +338,9 @@ export function add(
   lifo: boolean,
   removeOnComplete: boolean,
   removeOnFail: boolean,
+  trace: string,
 ): rt.Call<[boolean, string]> {
-  return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], ADD.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, removeOnComplete, removeOnFail]), ADD_REPLY);
+  return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], ADD.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, removeOnComplete, removeOnFail, trace]), ADD_REPLY);
 }
 
 /**
@@ -344,8 +352,8 @@ export function add(
 export const ADD_DEDUPLICATED = new rt.Script({
   name: "work_queue/add_deduplicated",
   path: "scripts/work_queue/add_deduplicated.lua",
-  sha1: "8ef78386199ed8ea455f63978e7e981b40b43682",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__add_deduplicated",
+  sha1: "0f9ec990f2cedfd4836b28d44b594e2ba29e6937",
+  function: "rp_v0_1_0_1629abd34543__work_queue__add_deduplicated",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"],
@@ -366,9 +374,10 @@ export const ADD_DEDUPLICATED = new rt.Script({
     rt.param("ttl", "ms", "BAD_TTL", { low: 1n, high: 999999999999999n }),
     rt.param("extend", "bool", "BAD_EXTEND"),
     rt.param("replace", "bool", "BAD_REPLACE"),
+    rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
   ],
-  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "extend": "0", "replace": "0" },
-  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "extend": "0", "replace": "0", "trace": "''" },
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_TRACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
 const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tupleOf(rt.STR, rt.STR, rt.opt(rt.STR));
@@ -435,6 +444,8 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  *     extend (`bool`, default `0` in the class): a call within the window starts it again
  *     replace (`bool`, default `0` in the class): a call within the window replaces the payload of
  *         its job while that job waits
+ *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+ *         context, as add.lua's; '' for none
  *
  * Returns:
  *     `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
@@ -444,7 +455,7 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 8 keys and 16 arguments
+ *         BAD_ARGS: not 8 keys and 17 arguments
  *         BAD_ID: empty
  *         BAD_PRIORITY: not an integer within its range
  *         BAD_DELAY: not whole milliseconds within its range
@@ -459,6 +470,7 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  *         BAD_TTL: not whole milliseconds within its range
  *         BAD_EXTEND: not 1 or 0
  *         BAD_REPLACE: not 1 or 0
+ *         BAD_TRACE: not from 0 to 1024 bytes long
  *         BAD_KEYS: a key not named as its template says
  *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
  *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -490,8 +502,9 @@ export function addDeduplicated(
   ttl: rt.Ms,
   extend: boolean,
   replace: boolean,
+  trace: string,
 ): rt.Call<[string, string, string | null]> {
-  return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, removeOnComplete, removeOnFail, dedup, ttl, extend, replace]), ADD_DEDUPLICATED_REPLY);
+  return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, attempts, backoff, backoffDelay, backoffMax, lifo, removeOnComplete, removeOnFail, dedup, ttl, extend, replace, trace]), ADD_DEDUPLICATED_REPLY);
 }
 
 /**
@@ -503,8 +516,8 @@ export function addDeduplicated(
 export const ADD_FLOW = new rt.Script({
   name: "work_queue/add_flow",
   path: "scripts/work_queue/add_flow.lua",
-  sha1: "7c8366d182e978a8877727d644856ca330ddda13",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__add_flow",
+  sha1: "a39efb175334e55a448ecb234b581a714e4b341e",
+  function: "rp_v0_1_0_1629abd34543__work_queue__add_flow",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "jobs", "signal", "blocked"],
@@ -513,10 +526,11 @@ export const ADD_FLOW = new rt.Script({
     rt.param("payload", "bytes", "BAD_PAYLOAD"),
     rt.param("priority", "uint", "BAD_PRIORITY", { low: 0n, high: 255n }),
     rt.param("group", "string", "BAD_GROUP"),
+    rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
     rt.param("children", "bytes", "BAD_CHILDREN", { variadic: true, least: 3, most: 150 }),
   ],
-  defaults: {},
-  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_CHILDREN", "DUPLICATE", "BAD_KEYS", "BAD_JOBS"],
+  defaults: { "trace": "''" },
+  errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_TRACE", "BAD_CHILDREN", "DUPLICATE", "BAD_KEYS", "BAD_JOBS"],
 });
 
 const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
@@ -561,6 +575,8 @@ const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR)
  *     payload (`bytes`): the parent's data
  *     priority (`uint`, from 0 to 255): the priority of the parent and its children
  *     group (`string`): the parent's group; '' for none
+ *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+ *         context, for the parent and each child; '' for none
  *     children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …:
  *         from 1 to 50 children
  *
@@ -570,9 +586,10 @@ const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR)
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 5 keys and from 7 to 154 arguments
+ *         BAD_ARGS: not 5 keys and from 8 to 155 arguments
  *         BAD_ID: empty
  *         BAD_PRIORITY: not an integer within its range
+ *         BAD_TRACE: not from 0 to 1024 bytes long
  *         BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail, ignore
  *             or continue
  *         DUPLICATE: a child's id is in the queue already, or twice in the flow, or is the parent's
@@ -591,9 +608,10 @@ export function addFlow(
   payload: rt.Bytes,
   priority: rt.Int,
   group: string,
+  trace: string,
   children: readonly rt.Bytes[],
 ): rt.Call<[boolean, string]> {
-  return ADD_FLOW.call([waiting, delayed, jobs, signal, blocked], ADD_FLOW.encode([id, payload, priority, group, children]), ADD_FLOW_REPLY);
+  return ADD_FLOW.call([waiting, delayed, jobs, signal, blocked], ADD_FLOW.encode([id, payload, priority, group, trace, children]), ADD_FLOW_REPLY);
 }
 
 /**
@@ -605,8 +623,8 @@ export function addFlow(
 export const CLEAN = new rt.Script({
   name: "work_queue/clean",
   path: "scripts/work_queue/clean.lua",
-  sha1: "4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__clean",
+  sha1: "159a88429a571a3e49f24ff88e7f64d63f59a4b2",
+  function: "rp_v0_1_0_1629abd34543__work_queue__clean",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed"],
@@ -694,7 +712,7 @@ export const CONFIGURE = new rt.Script({
   name: "work_queue/configure",
   path: "scripts/work_queue/configure.lua",
   sha1: "5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__configure",
+  function: "rp_v0_1_0_1629abd34543__work_queue__configure",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["parked", "jobs", "wake", "signal", "events"],
@@ -866,7 +884,7 @@ export const COUNTS = new rt.Script({
   name: "work_queue/counts",
   path: "scripts/work_queue/counts.lua",
   sha1: "14d914ca0887ef7eefcf1db288623fdce2ccdb27",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__counts",
+  function: "rp_v0_1_0_1629abd34543__work_queue__counts",
   readOnly: true,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"],
@@ -935,8 +953,8 @@ export function counts(
 export const DELETE_QUEUE = new rt.Script({
   name: "work_queue/delete_queue",
   path: "scripts/work_queue/delete_queue.lua",
-  sha1: "619c53ee3bbb7adf3fd36476a920f71bb57c888b",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__delete_queue",
+  sha1: "2be10c32e31ab649edbb55923ee50fcb9ff6c163",
+  function: "rp_v0_1_0_1629abd34543__work_queue__delete_queue",
   readOnly: false,
   keys: [16, 16],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"],
@@ -1047,7 +1065,7 @@ export const DUE = new rt.Script({
   name: "work_queue/due",
   path: "scripts/work_queue/due.lua",
   sha1: "bfed5ae41efe28be6cf239c7211b71fe33a4015e",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__due",
+  function: "rp_v0_1_0_1629abd34543__work_queue__due",
   readOnly: true,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -1122,7 +1140,7 @@ export const EVENTS = new rt.Script({
   name: "work_queue/events",
   path: "scripts/work_queue/events.lua",
   sha1: "2f38cc490f67e7d48e458930f79e1bbe45b11444",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__events",
+  function: "rp_v0_1_0_1629abd34543__work_queue__events",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["events"],
@@ -1200,7 +1218,7 @@ export const EXTEND = new rt.Script({
   name: "work_queue/extend",
   path: "scripts/work_queue/extend.lua",
   sha1: "846f294460e470cc36a5d8642dc260ec6f7c1c40",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__extend",
+  function: "rp_v0_1_0_1629abd34543__work_queue__extend",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["leased", "jobs"],
@@ -1270,8 +1288,8 @@ export function extend(
 export const FIRE = new rt.Script({
   name: "work_queue/fire",
   path: "scripts/work_queue/fire.lua",
-  sha1: "4abd3205d41cad7f2286e1a77754af3696c2dffe",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__fire",
+  sha1: "c6c32717e9b21fa886b98c45d61269e7b3756cbe",
+  function: "rp_v0_1_0_1629abd34543__work_queue__fire",
   readOnly: false,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"],
@@ -1279,10 +1297,11 @@ export const FIRE = new rt.Script({
     rt.param("schedule", "string", "BAD_SCHEDULE", { nonEmpty: true }),
     rt.param("run", "uint", "BAD_RUN", { low: 0n, high: 1000000000000000n }),
     rt.param("rev", "uint", "BAD_REV", { low: 1n, high: 1000000000000000n }),
+    rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
     rt.param("times", "uint", "BAD_TIMES", { variadic: true, least: 0, most: 101, low: 0n, high: 1000000000000000n }),
   ],
-  defaults: {},
-  errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_RUN", "BAD_REV", "BAD_TIMES", "BAD_KEYS", "BAD_JOBS", "BAD_SCHEDULES", "BAD_DUE", "BAD_TURNS"],
+  defaults: { "trace": "''" },
+  errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_RUN", "BAD_REV", "BAD_TRACE", "BAD_TIMES", "BAD_KEYS", "BAD_JOBS", "BAD_SCHEDULES", "BAD_DUE", "BAD_TURNS"],
 });
 
 const FIRE_REPLY: rt.Decode<[string, number[], number, number, number]> = rt.tupleOf(rt.STR, rt.listOf(rt.INT), rt.UINT, rt.UINT, rt.UINT);
@@ -1331,6 +1350,8 @@ const FIRE_REPLY: rt.Decode<[string, number[], number, number, number]> = rt.tup
  *     run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
  *         clock)
  *     rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
+ *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace context,
+ *         for each job added; '' for none
  *     times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times after
  *         `run`, in order; none for `every`
  *
@@ -1343,10 +1364,11 @@ const FIRE_REPLY: rt.Decode<[string, number[], number, number, number]> = rt.tup
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
  *         and throw InvalidInput with the same code before any I/O):
- *         BAD_ARGS: not 8 keys and from 3 to 104 arguments
+ *         BAD_ARGS: not 8 keys and from 4 to 105 arguments
  *         BAD_SCHEDULE: empty
  *         BAD_RUN: not an integer within its range
  *         BAD_REV: not an integer within its range
+ *         BAD_TRACE: not from 0 to 1024 bytes long
  *         BAD_TIMES: a value is not an integer within its range; or any for `every`, none for cron,
  *             or out of order
  *         BAD_KEYS: a key not named as its template says
@@ -1369,9 +1391,10 @@ export function fire(
   schedule: string,
   run: rt.Int,
   rev: rt.Int,
+  trace: string,
   times: readonly rt.Int[],
 ): rt.Call<[string, number[], number, number, number]> {
-  return FIRE.call([waiting, delayed, parked, jobs, signal, schedules, due, turns], FIRE.encode([schedule, run, rev, times]), FIRE_REPLY);
+  return FIRE.call([waiting, delayed, parked, jobs, signal, schedules, due, turns], FIRE.encode([schedule, run, rev, trace, times]), FIRE_REPLY);
 }
 
 /**
@@ -1384,7 +1407,7 @@ export const JOB = new rt.Script({
   name: "work_queue/job",
   path: "scripts/work_queue/job.lua",
   sha1: "04712789e98fb5f1cde698cefa47ebc24c6e1f23",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__job",
+  function: "rp_v0_1_0_1629abd34543__work_queue__job",
   readOnly: true,
   keys: [6, 6],
   keyNames: ["delayed", "leased", "dead", "jobs", "completed", "blocked"],
@@ -1470,7 +1493,7 @@ export const LIST = new rt.Script({
   name: "work_queue/list",
   path: "scripts/work_queue/list.lua",
   sha1: "c46d444e555bb6debb9ff98baff746bf5839ddf1",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__list",
+  function: "rp_v0_1_0_1629abd34543__work_queue__list",
   readOnly: true,
   keys: [8, 8],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "completed", "blocked"],
@@ -1565,7 +1588,7 @@ export const LOG = new rt.Script({
   name: "work_queue/log",
   path: "scripts/work_queue/log.lua",
   sha1: "668f233028d2c7daa0971cebe8f2261b5050d0a9",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__log",
+  function: "rp_v0_1_0_1629abd34543__work_queue__log",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1640,7 +1663,7 @@ export const LOGS = new rt.Script({
   name: "work_queue/logs",
   path: "scripts/work_queue/logs.lua",
   sha1: "b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__logs",
+  function: "rp_v0_1_0_1629abd34543__work_queue__logs",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1708,7 +1731,7 @@ export const METRICS = new rt.Script({
   name: "work_queue/metrics",
   path: "scripts/work_queue/metrics.lua",
   sha1: "05d286d52db9d4e0e8150c2916e8cbc98bd80c9a",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__metrics",
+  function: "rp_v0_1_0_1629abd34543__work_queue__metrics",
   readOnly: true,
   keys: [9, 9],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed", "blocked"],
@@ -1806,8 +1829,8 @@ export function metrics(
 export const NACK = new rt.Script({
   name: "work_queue/nack",
   path: "scripts/work_queue/nack.lua",
-  sha1: "5e63f53736e578144cb84d60c3341539ac2931a0",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__nack",
+  sha1: "dfc515ce7a5b8cee98d97b27c09e30658eb32013",
+  function: "rp_v0_1_0_1629abd34543__work_queue__nack",
   readOnly: false,
   keys: [10, 10],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events", "blocked"],
@@ -1928,7 +1951,7 @@ export const PAUSE = new rt.Script({
   name: "work_queue/pause",
   path: "scripts/work_queue/pause.lua",
   sha1: "49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__pause",
+  function: "rp_v0_1_0_1629abd34543__work_queue__pause",
   readOnly: false,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -1980,7 +2003,7 @@ export const PAUSED = new rt.Script({
   name: "work_queue/paused",
   path: "scripts/work_queue/paused.lua",
   sha1: "8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__paused",
+  function: "rp_v0_1_0_1629abd34543__work_queue__paused",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -2030,7 +2053,7 @@ export const PROGRESS = new rt.Script({
   name: "work_queue/progress",
   path: "scripts/work_queue/progress.lua",
   sha1: "b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__progress",
+  function: "rp_v0_1_0_1629abd34543__work_queue__progress",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "events"],
@@ -2102,7 +2125,7 @@ export const RATE_LIMIT_GROUP = new rt.Script({
   name: "work_queue/rate_limit_group",
   path: "scripts/work_queue/rate_limit_group.lua",
   sha1: "7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__rate_limit_group",
+  function: "rp_v0_1_0_1629abd34543__work_queue__rate_limit_group",
   readOnly: false,
   keys: [6, 6],
   keyNames: ["leased", "parked", "jobs", "groups", "wake", "idle"],
@@ -2190,8 +2213,8 @@ export function rateLimitGroup(
 export const REMOVE = new rt.Script({
   name: "work_queue/remove",
   path: "scripts/work_queue/remove.lua",
-  sha1: "e0f38e355163c9d61b6c29edfe22ae086e65bd67",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__remove",
+  sha1: "c8bc73739769c8ff928425c022d89d2b893a0b85",
+  function: "rp_v0_1_0_1629abd34543__work_queue__remove",
   readOnly: false,
   keys: [7, 7],
   keyNames: ["waiting", "delayed", "dead", "parked", "jobs", "completed", "blocked"],
@@ -2267,7 +2290,7 @@ export const REMOVE_SCHEDULE = new rt.Script({
   name: "work_queue/remove_schedule",
   path: "scripts/work_queue/remove_schedule.lua",
   sha1: "68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__remove_schedule",
+  function: "rp_v0_1_0_1629abd34543__work_queue__remove_schedule",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2322,7 +2345,7 @@ export const REQUEUE = new rt.Script({
   name: "work_queue/requeue",
   path: "scripts/work_queue/requeue.lua",
   sha1: "9fe634bd87d7c540314b46da09c3e24db758b264",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__requeue",
+  function: "rp_v0_1_0_1629abd34543__work_queue__requeue",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2393,7 +2416,7 @@ export const RESULT = new rt.Script({
   name: "work_queue/result",
   path: "scripts/work_queue/result.lua",
   sha1: "668de221f1ab873f793684017c2192771a08435d",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__result",
+  function: "rp_v0_1_0_1629abd34543__work_queue__result",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["results", "kept"],
@@ -2452,7 +2475,7 @@ export const RESUME = new rt.Script({
   name: "work_queue/resume",
   path: "scripts/work_queue/resume.lua",
   sha1: "0fbc259cdc611b7629f594221ae7b54c930eba5c",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__resume",
+  function: "rp_v0_1_0_1629abd34543__work_queue__resume",
   readOnly: false,
   keys: [2, 2],
   keyNames: ["jobs", "signal"],
@@ -2505,7 +2528,7 @@ export const RETRY_DEAD = new rt.Script({
   name: "work_queue/retry_dead",
   path: "scripts/work_queue/retry_dead.lua",
   sha1: "850a48c90a6a6658b91c327d5bdadbf184314092",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__retry_dead",
+  function: "rp_v0_1_0_1629abd34543__work_queue__retry_dead",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "dead", "jobs", "signal", "events"],
@@ -2575,7 +2598,7 @@ export const SCHEDULE = new rt.Script({
   name: "work_queue/schedule",
   path: "scripts/work_queue/schedule.lua",
   sha1: "87766abf67d0ac584e5df564e2eb4f566a7e9a47",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__schedule",
+  function: "rp_v0_1_0_1629abd34543__work_queue__schedule",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2638,7 +2661,7 @@ export const SCHEDULES = new rt.Script({
   name: "work_queue/schedules",
   path: "scripts/work_queue/schedules.lua",
   sha1: "294323cb743042b28132c2d7a7dafa59ae8c5601",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__schedules",
+  function: "rp_v0_1_0_1629abd34543__work_queue__schedules",
   readOnly: true,
   keys: [2, 2],
   keyNames: ["schedules", "due"],
@@ -2707,7 +2730,7 @@ export const SET_DELAY = new rt.Script({
   name: "work_queue/set_delay",
   path: "scripts/work_queue/set_delay.lua",
   sha1: "c8f28f91437222793b228ebf6235b5c363b87be3",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__set_delay",
+  function: "rp_v0_1_0_1629abd34543__work_queue__set_delay",
   readOnly: false,
   keys: [5, 5],
   keyNames: ["waiting", "delayed", "parked", "jobs", "signal"],
@@ -2787,7 +2810,7 @@ export const SET_PRIORITY = new rt.Script({
   name: "work_queue/set_priority",
   path: "scripts/work_queue/set_priority.lua",
   sha1: "4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__set_priority",
+  function: "rp_v0_1_0_1629abd34543__work_queue__set_priority",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["waiting", "parked", "jobs"],
@@ -2858,7 +2881,7 @@ export const SET_SCHEDULE = new rt.Script({
   name: "work_queue/set_schedule",
   path: "scripts/work_queue/set_schedule.lua",
   sha1: "81e20738c2b3178dad81e0e54ce41ae586eb6f11",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__set_schedule",
+  function: "rp_v0_1_0_1629abd34543__work_queue__set_schedule",
   readOnly: false,
   keys: [3, 3],
   keyNames: ["schedules", "due", "schedules_wake"],
@@ -3012,7 +3035,7 @@ export const SETTINGS = new rt.Script({
   name: "work_queue/settings",
   path: "scripts/work_queue/settings.lua",
   sha1: "784a893c16a7b8524f34d72e12f9a9608a7135b1",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__settings",
+  function: "rp_v0_1_0_1629abd34543__work_queue__settings",
   readOnly: true,
   keys: [1, 1],
   keyNames: ["jobs"],
@@ -3065,8 +3088,8 @@ export function settings(jobs: string): rt.Call<number[]> {
 export const TAKE = new rt.Script({
   name: "work_queue/take",
   path: "scripts/work_queue/take.lua",
-  sha1: "4e2943a4382c5c248822cce9de4b4ff1cf54e4ac",
-  function: "rp_v0_1_0_6a7b5ec76e1c__work_queue__take",
+  sha1: "693d18a91a26644b0c0698a6336fc1a60c6f643b",
+  function: "rp_v0_1_0_1629abd34543__work_queue__take",
   readOnly: false,
   keys: [16, 16],
   keyNames: ["waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"],
@@ -3081,7 +3104,7 @@ export const TAKE = new rt.Script({
   errors: ["BAD_ARGS", "BAD_LEASE", "BAD_LIMIT", "BAD_MAX_DELIVERIES", "BAD_KEYS", "BAD_TOKEN", "BAD_DONE", "RESULT_TOO_BIG", "LEASE_LOST", "BAD_JOBS", "BAD_GROUPS", "BAD_PARKED", "BAD_WAITING", "BAD_TURNS"],
 });
 
-const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buffer][]> = rt.listOf(rt.tupleOf(rt.STR, rt.STR, rt.UINT, rt.UINT, rt.opt(rt.STR), rt.BYTES));
+const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buffer, string | null][]> = rt.listOf(rt.tupleOf(rt.STR, rt.STR, rt.UINT, rt.UINT, rt.opt(rt.STR), rt.BYTES, rt.opt(rt.STR)));
 
 /**
  * Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
@@ -3203,8 +3226,8 @@ const TAKE_REPLY: rt.Decode<[string, string, number, number, string | null, Buff
  *         first as `ack.lua` acks one
  *
  * Returns:
- *     `[(string, string, uint, uint, string?, bytes)]`: per job: id, token, delivery, deadline ms,
- *         group, payload
+ *     `[(string, string, uint, uint, string?, bytes, string?)]`: per job: id, token, delivery,
+ *         deadline ms, group, payload, and the trace context its producer stored (see add.lua)
  *
  * Throws:
  *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
@@ -3252,7 +3275,7 @@ export function take(
   maxDeliveries: rt.Int,
   token: string,
   done: readonly rt.Bytes[],
-): rt.Call<[string, string, number, number, string | null, Buffer][]> {
+): rt.Call<[string, string, number, number, string | null, Buffer, string | null][]> {
   return TAKE.call([waiting, delayed, leased, dead, parked, jobs, groups, wake, idle, signal, events, results, kept, turns, completed, blocked], TAKE.encode([lease, limit, maxDeliveries, token, done]), TAKE_REPLY);
 }
 
@@ -3390,6 +3413,9 @@ export class WorkQueue {
    * sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
    * `true`) is dropped when it ends so, even while the queue keeps such jobs
    * (`configure.lua`); how many and how long are the queue's alone.
+   * A `trace` (the producer's W3C `traceparent`, then a space and its `tracestate` if it has
+   * one) is kept with the job (c:<id>) and handed to each worker that takes it, retries
+   * included, so that a worker's spans link to the add's; the queue never reads it.
    *
    * Runs `scripts/work_queue/add.lua` (`work_queue/add`).
    *
@@ -3428,6 +3454,8 @@ export class WorkQueue {
    *         queue keeps completed jobs
    *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
    *         keeps dead jobs
+   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+   *         context: traceparent[ tracestate]; '' for none
    *
    * Returns:
    *     `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -3436,7 +3464,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 7 keys and 12 arguments
+   *         BAD_ARGS: not 7 keys and 13 arguments
    *         BAD_ID: empty
    *         BAD_PRIORITY: not an integer within its range
    *         BAD_DELAY: not whole milliseconds within its range
@@ -3447,6 +3475,7 @@ export class WorkQueue {
    *         BAD_LIFO: not 1 or 0
    *         BAD_REMOVE_ON_COMPLETE: not 1 or 0
    *         BAD_REMOVE_ON_FAIL: not 1 or 0
+   *         BAD_TRACE: not from 0 to 1024 bytes long
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
    *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -3459,7 +3488,7 @@ export class WorkQueue {
     priority: rt.Int,
     delay: rt.Ms,
     group: string,
-    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; removeOnComplete?: boolean; removeOnFail?: boolean } = {},
+    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; removeOnComplete?: boolean; removeOnFail?: boolean; trace?: string } = {},
   ): rt.Call<[boolean, string]> {
     return ADD.call(
       [
@@ -3471,7 +3500,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_EVENTS),
         rt.keyOf(this.#keys, KEY_TURNS),
       ],
-      ADD.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false]),
+      ADD.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, options.trace ?? "''"]),
       ADD_REPLY,
     );
   }
@@ -3535,6 +3564,8 @@ export class WorkQueue {
    *     extend (`bool`, default `0` in the class): a call within the window starts it again
    *     replace (`bool`, default `0` in the class): a call within the window replaces the payload
    *         of its job while that job waits
+   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+   *         context, as add.lua's; '' for none
    *
    * Returns:
    *     `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
@@ -3544,7 +3575,7 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 8 keys and 16 arguments
+   *         BAD_ARGS: not 8 keys and 17 arguments
    *         BAD_ID: empty
    *         BAD_PRIORITY: not an integer within its range
    *         BAD_DELAY: not whole milliseconds within its range
@@ -3559,6 +3590,7 @@ export class WorkQueue {
    *         BAD_TTL: not whole milliseconds within its range
    *         BAD_EXTEND: not 1 or 0
    *         BAD_REPLACE: not 1 or 0
+   *         BAD_TRACE: not from 0 to 1024 bytes long
    *         BAD_KEYS: a key not named as its template says
    *         BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
    *         BAD_TURNS: `turns` holds a score that is no turn number
@@ -3573,7 +3605,7 @@ export class WorkQueue {
     group: string,
     dedup: string,
     ttl: rt.Ms,
-    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; removeOnComplete?: boolean; removeOnFail?: boolean; extend?: boolean; replace?: boolean } = {},
+    options: { attempts?: rt.Int; backoff?: string; backoffDelay?: rt.Ms; backoffMax?: rt.Ms; lifo?: boolean; removeOnComplete?: boolean; removeOnFail?: boolean; extend?: boolean; replace?: boolean; trace?: string } = {},
   ): rt.Call<[string, string, string | null]> {
     const names: Record<string, unknown> = { "name": this.name, "dedup": dedup };
     return ADD_DEDUPLICATED.call(
@@ -3587,7 +3619,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_TURNS),
         KEY_WINDOW.name(ADD_DEDUPLICATED.name, names),
       ],
-      ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, dedup, ttl, options.extend ?? false, options.replace ?? false]),
+      ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, dedup, ttl, options.extend ?? false, options.replace ?? false, options.trace ?? "''"]),
       ADD_DEDUPLICATED_REPLY,
     );
   }
@@ -3631,6 +3663,8 @@ export class WorkQueue {
    *     payload (`bytes`): the parent's data
    *     priority (`uint`, from 0 to 255): the priority of the parent and its children
    *     group (`string`): the parent's group; '' for none
+   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+   *         context, for the parent and each child; '' for none
    *     children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …:
    *         from 1 to 50 children
    *
@@ -3641,9 +3675,10 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 5 keys and from 7 to 154 arguments
+   *         BAD_ARGS: not 5 keys and from 8 to 155 arguments
    *         BAD_ID: empty
    *         BAD_PRIORITY: not an integer within its range
+   *         BAD_TRACE: not from 0 to 1024 bytes long
    *         BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail,
    *             ignore or continue
    *         DUPLICATE: a child's id is in the queue already, or twice in the flow, or is the
@@ -3659,6 +3694,7 @@ export class WorkQueue {
     priority: rt.Int,
     group: string,
     children: readonly rt.Bytes[],
+    options: { trace?: string } = {},
   ): rt.Call<[boolean, string]> {
     return ADD_FLOW.call(
       [
@@ -3668,7 +3704,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_SIGNAL),
         rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
-      ADD_FLOW.encode([id, payload, priority, group, children]),
+      ADD_FLOW.encode([id, payload, priority, group, options.trace ?? "''", children]),
       ADD_FLOW_REPLY,
     );
   }
@@ -4203,6 +4239,8 @@ export class WorkQueue {
    *     run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
    *         clock)
    *     rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
+   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace
+   *         context, for each job added; '' for none
    *     times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times
    *         after `run`, in order; none for `every`
    *
@@ -4215,10 +4253,11 @@ export class WorkQueue {
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
    *         and throw InvalidInput with the same code before any I/O):
-   *         BAD_ARGS: not 8 keys and from 3 to 104 arguments
+   *         BAD_ARGS: not 8 keys and from 4 to 105 arguments
    *         BAD_SCHEDULE: empty
    *         BAD_RUN: not an integer within its range
    *         BAD_REV: not an integer within its range
+   *         BAD_TRACE: not from 0 to 1024 bytes long
    *         BAD_TIMES: a value is not an integer within its range; or any for `every`, none for
    *             cron, or out of order
    *         BAD_KEYS: a key not named as its template says
@@ -4235,6 +4274,7 @@ export class WorkQueue {
     run: rt.Int,
     rev: rt.Int,
     times: readonly rt.Int[],
+    options: { trace?: string } = {},
   ): rt.Call<[string, number[], number, number, number]> {
     return FIRE.call(
       [
@@ -4247,7 +4287,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DUE),
         rt.keyOf(this.#keys, KEY_TURNS),
       ],
-      FIRE.encode([schedule, run, rev, times]),
+      FIRE.encode([schedule, run, rev, options.trace ?? "''", times]),
       FIRE_REPLY,
     );
   }
@@ -5591,8 +5631,8 @@ export class WorkQueue {
    *         first as `ack.lua` acks one
    *
    * Returns:
-   *     `[(string, string, uint, uint, string?, bytes)]`: per job: id, token, delivery, deadline
-   *         ms, group, payload
+   *     `[(string, string, uint, uint, string?, bytes, string?)]`: per job: id, token, delivery,
+   *         deadline ms, group, payload, and the trace context its producer stored (see add.lua)
    *
    * Throws:
    *     ScriptError: with one of these codes (the checks of the keys and arguments run here first,
@@ -5623,7 +5663,7 @@ export class WorkQueue {
     token: string,
     done: readonly rt.Bytes[],
     options: { lease?: rt.Ms; maxDeliveries?: rt.Int } = {},
-  ): rt.Call<[string, string, number, number, string | null, Buffer][]> {
+  ): rt.Call<[string, string, number, number, string | null, Buffer, string | null][]> {
     return TAKE.call(
       [
         rt.keyOf(this.#keys, KEY_WAITING),

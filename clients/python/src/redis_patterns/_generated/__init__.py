@@ -91,10 +91,10 @@ from .work_queue import WorkQueue
 VERSION = "0.1.0"
 """The version of the scripts: the crate's, which names the Functions library."""
 
-LIBRARY = "redis_patterns_v0_1_0_6a7b5ec76e1c"
+LIBRARY = "redis_patterns_v0_1_0_1629abd34543"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "b4a9cf8e953043a86b16c9ab01cdaf9cc85a4c8d"
+MANIFEST_SHA1 = "0ee3002182eedadf221b43d88ca6603ad7e7c806"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

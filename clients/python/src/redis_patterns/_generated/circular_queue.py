@@ -27,7 +27,7 @@ UNIQUE_INSERT = _rt.Script(
     "circular_queue/unique_insert",
     path="scripts/circular_queue/unique_insert.lua",
     sha1="20539ee1ebdeb05fbbbf131a717249faa9d71f2e",
-    function="rp_v0_1_0_6a7b5ec76e1c__circular_queue__unique_insert",
+    function="rp_v0_1_0_1629abd34543__circular_queue__unique_insert",
     read_only=False,
     keys=(1, 1),
     key_names=("queue",),

@@ -27,7 +27,7 @@ HASH_RESET = _rt.Script(
     "counter/hash_reset",
     path="scripts/counter/hash_reset.lua",
     sha1="fec6673a38b2427b4977459790e6c973aebd8b92",
-    function="rp_v0_1_0_6a7b5ec76e1c__counter__hash_reset",
+    function="rp_v0_1_0_1629abd34543__counter__hash_reset",
     read_only=False,
     keys=(1, 1),
     key_names=("counters",),

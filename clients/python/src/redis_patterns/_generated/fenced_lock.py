@@ -30,7 +30,7 @@ ACQUIRE = _rt.Script(
     "fenced_lock/acquire",
     path="scripts/fenced_lock/acquire.lua",
     sha1="bd8ccfd2fbb2d141897c88ea56a4b911946f455c",
-    function="rp_v0_1_0_6a7b5ec76e1c__fenced_lock__acquire",
+    function="rp_v0_1_0_1629abd34543__fenced_lock__acquire",
     read_only=False,
     keys=(2, 2),
     key_names=("lock", "fence"),

@@ -36,7 +36,7 @@ LOGIN = _rt.Script(
     "user_login/login",
     path="scripts/user_login/login.lua",
     sha1="bc436faff2b6fbb1ad864af7da91f662aecd5fda",
-    function="rp_v0_1_0_6a7b5ec76e1c__user_login__login",
+    function="rp_v0_1_0_1629abd34543__user_login__login",
     read_only=False,
     keys=(4, 4),
     key_names=("ids", "counts", "last", "recent"),

@@ -151,8 +151,8 @@ KEY_SCHEDULES_WAKE = _rt.Form("work_queue", "{<name>}:schedules_wake", (_rt.Tag(
 ACK = _rt.Script(
     "work_queue/ack",
     path="scripts/work_queue/ack.lua",
-    sha1="a84763a1cb626f9fdaa6926447b03b58fa80eb54",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__ack",
+    sha1="5926b9902d99490e6a7f017d5028ed7287dbdc4b",
+    function="rp_v0_1_0_1629abd34543__work_queue__ack",
     read_only=False,
     keys=(11, 11),
     key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept", "completed", "blocked"),
@@ -267,8 +267,8 @@ def ack(
 ADD = _rt.Script(
     "work_queue/add",
     path="scripts/work_queue/add.lua",
-    sha1="297612ad8b50a316346a8e4bd322549793be4f37",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__add",
+    sha1="1a6fae925180e75e8f4598d928295f0d94ef1232",
+    function="rp_v0_1_0_1629abd34543__work_queue__add",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns"),
@@ -285,8 +285,9 @@ ADD = _rt.Script(
         _rt.Param("lifo", "bool", "BAD_LIFO"),
         _rt.Param("remove_on_complete", "bool", "BAD_REMOVE_ON_COMPLETE"),
         _rt.Param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
+        _rt.Param("trace", "string", "BAD_TRACE", length=(0, 1024)),
     ),
-    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_TRACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
 )
 """`work_queue/add`: Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -316,6 +317,7 @@ def add(
     lifo: bool,
     remove_on_complete: bool,
     remove_on_fail: bool,
+    trace: str,
 ) -> _rt.Call[_t.Tuple[bool, str]]:
     """Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -342,6 +344,9 @@ def add(
     sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
     `true`) is dropped when it ends so, even while the queue keeps such jobs
     (`configure.lua`); how many and how long are the queue's alone.
+    A `trace` (the producer's W3C `traceparent`, then a space and its `tracestate` if it has
+    one) is kept with the job (c:<id>) and handed to each worker that takes it, retries
+    included, so that a worker's spans link to the add's; the queue never reads it.
 
     Runs `scripts/work_queue/add.lua` (`work_queue/add`).
 
@@ -382,6 +387,8 @@ def add(
             the queue keeps completed jobs
         remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the queue
             keeps dead jobs
+        trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+            context: traceparent[ tracestate]; '' for none
 
     Returns:
         `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -390,7 +397,7 @@ def add(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 7 keys and 12 arguments
+            BAD_ARGS: not 7 keys and 13 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_DELAY: not whole milliseconds within its range
@@ -401,21 +408,22 @@ def add(
             BAD_LIFO: not 1 or 0
             BAD_REMOVE_ON_COMPLETE: not 1 or 0
             BAD_REMOVE_ON_FAIL: not 1 or 0
+            BAD_TRACE: not from 0 to 1024 bytes long
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
             BAD_TURNS: `turns` holds a score that is no turn number
 
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
-    _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail)
+    _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, trace)
     return ADD.call([waiting, delayed, parked, jobs, signal, events, turns], _args, _ADD_REPLY)
 
 
 ADD_DEDUPLICATED = _rt.Script(
     "work_queue/add_deduplicated",
     path="scripts/work_queue/add_deduplicated.lua",
-    sha1="8ef78386199ed8ea455f63978e7e981b40b43682",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__add_deduplicated",
+    sha1="0f9ec990f2cedfd4836b28d44b594e2ba29e6937",
+    function="rp_v0_1_0_1629abd34543__work_queue__add_deduplicated",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "events", "turns", "window"),
@@ -436,8 +444,9 @@ ADD_DEDUPLICATED = _rt.Script(
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
         _rt.Param("extend", "bool", "BAD_EXTEND"),
         _rt.Param("replace", "bool", "BAD_REPLACE"),
+        _rt.Param("trace", "string", "BAD_TRACE", length=(0, 1024)),
     ),
-    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_TRACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"),
 )
 """`work_queue/add_deduplicated`: Adds a job unless one was added under the same deduplication id
 within its window.
@@ -473,6 +482,7 @@ def add_deduplicated(
     ttl: _rt.Ms,
     extend: bool,
     replace: bool,
+    trace: str,
 ) -> _rt.Call[_t.Tuple[str, str, _t.Optional[str]]]:
     """Adds a job unless one was added under the same deduplication id within its window.
 
@@ -535,6 +545,8 @@ def add_deduplicated(
         extend (`bool`, default `0` in the class): a call within the window starts it again
         replace (`bool`, default `0` in the class): a call within the window replaces the payload of
             its job while that job waits
+        trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+            context, as add.lua's; '' for none
 
     Returns:
         `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
@@ -544,7 +556,7 @@ def add_deduplicated(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 8 keys and 16 arguments
+            BAD_ARGS: not 8 keys and 17 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
             BAD_DELAY: not whole milliseconds within its range
@@ -559,21 +571,22 @@ def add_deduplicated(
             BAD_TTL: not whole milliseconds within its range
             BAD_EXTEND: not 1 or 0
             BAD_REPLACE: not 1 or 0
+            BAD_TRACE: not from 0 to 1024 bytes long
             BAD_KEYS: a key not named as its template says
             BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not write
             BAD_TURNS: `turns` holds a score that is no turn number
 
     Complexity: O(log N), N = the jobs. Clock: the server's TIME.
     """
-    _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, dedup, ttl, extend, replace)
+    _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, dedup, ttl, extend, replace, trace)
     return ADD_DEDUPLICATED.call([waiting, delayed, parked, jobs, signal, events, turns, window], _args, _ADD_DEDUPLICATED_REPLY)
 
 
 ADD_FLOW = _rt.Script(
     "work_queue/add_flow",
     path="scripts/work_queue/add_flow.lua",
-    sha1="7c8366d182e978a8877727d644856ca330ddda13",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__add_flow",
+    sha1="a39efb175334e55a448ecb234b581a714e4b341e",
+    function="rp_v0_1_0_1629abd34543__work_queue__add_flow",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "jobs", "signal", "blocked"),
@@ -582,9 +595,10 @@ ADD_FLOW = _rt.Script(
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
         _rt.Param("priority", "uint", "BAD_PRIORITY", low=0, high=255),
         _rt.Param("group", "string", "BAD_GROUP"),
+        _rt.Param("trace", "string", "BAD_TRACE", length=(0, 1024)),
         _rt.Param("children", "bytes", "BAD_CHILDREN", variadic=True, least=3, most=150),
     ),
-    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_CHILDREN", "DUPLICATE", "BAD_KEYS", "BAD_JOBS"),
+    errors=("BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_TRACE", "BAD_CHILDREN", "DUPLICATE", "BAD_KEYS", "BAD_JOBS"),
 )
 """`work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this
 queue) has ended.
@@ -605,6 +619,7 @@ def add_flow(
     payload: _rt.Bytes,
     priority: int,
     group: str,
+    trace: str,
     children: _t.Sequence[_rt.Bytes],
 ) -> _rt.Call[_t.Tuple[bool, str]]:
     """Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.
@@ -646,6 +661,8 @@ def add_flow(
         payload (`bytes`): the parent's data
         priority (`uint`, from 0 to 255): the priority of the parent and its children
         group (`string`): the parent's group; '' for none
+        trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+            context, for the parent and each child; '' for none
         children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …:
             from 1 to 50 children
 
@@ -655,9 +672,10 @@ def add_flow(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 5 keys and from 7 to 154 arguments
+            BAD_ARGS: not 5 keys and from 8 to 155 arguments
             BAD_ID: empty
             BAD_PRIORITY: not an integer within its range
+            BAD_TRACE: not from 0 to 1024 bytes long
             BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail, ignore
                 or continue
             DUPLICATE: a child's id is in the queue already, or twice in the flow, or is the
@@ -667,15 +685,15 @@ def add_flow(
 
     Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's TIME.
     """
-    _args = ADD_FLOW.encode(id, payload, priority, group, children)
+    _args = ADD_FLOW.encode(id, payload, priority, group, trace, children)
     return ADD_FLOW.call([waiting, delayed, jobs, signal, blocked], _args, _ADD_FLOW_REPLY)
 
 
 CLEAN = _rt.Script(
     "work_queue/clean",
     path="scripts/work_queue/clean.lua",
-    sha1="4cd44d901c4a6097f36f183c385112bbbf0dbe2b",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__clean",
+    sha1="159a88429a571a3e49f24ff88e7f64d63f59a4b2",
+    function="rp_v0_1_0_1629abd34543__work_queue__clean",
     read_only=False,
     keys=(6, 6),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed"),
@@ -763,7 +781,7 @@ CONFIGURE = _rt.Script(
     "work_queue/configure",
     path="scripts/work_queue/configure.lua",
     sha1="5fc7b986b3995dce1baa9f0ad529f5f4939aeb05",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__configure",
+    function="rp_v0_1_0_1629abd34543__work_queue__configure",
     read_only=False,
     keys=(5, 5),
     key_names=("parked", "jobs", "wake", "signal", "events"),
@@ -935,7 +953,7 @@ COUNTS = _rt.Script(
     "work_queue/counts",
     path="scripts/work_queue/counts.lua",
     sha1="14d914ca0887ef7eefcf1db288623fdce2ccdb27",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__counts",
+    function="rp_v0_1_0_1629abd34543__work_queue__counts",
     read_only=True,
     keys=(7, 7),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "completed", "blocked"),
@@ -1002,8 +1020,8 @@ def counts(
 DELETE_QUEUE = _rt.Script(
     "work_queue/delete_queue",
     path="scripts/work_queue/delete_queue.lua",
-    sha1="619c53ee3bbb7adf3fd36476a920f71bb57c888b",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__delete_queue",
+    sha1="2be10c32e31ab649edbb55923ee50fcb9ff6c163",
+    function="rp_v0_1_0_1629abd34543__work_queue__delete_queue",
     read_only=False,
     keys=(16, 16),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"),
@@ -1114,7 +1132,7 @@ DUE = _rt.Script(
     "work_queue/due",
     path="scripts/work_queue/due.lua",
     sha1="bfed5ae41efe28be6cf239c7211b71fe33a4015e",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__due",
+    function="rp_v0_1_0_1629abd34543__work_queue__due",
     read_only=True,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -1188,7 +1206,7 @@ EVENTS = _rt.Script(
     "work_queue/events",
     path="scripts/work_queue/events.lua",
     sha1="2f38cc490f67e7d48e458930f79e1bbe45b11444",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__events",
+    function="rp_v0_1_0_1629abd34543__work_queue__events",
     read_only=True,
     keys=(1, 1),
     key_names=("events",),
@@ -1266,7 +1284,7 @@ EXTEND = _rt.Script(
     "work_queue/extend",
     path="scripts/work_queue/extend.lua",
     sha1="846f294460e470cc36a5d8642dc260ec6f7c1c40",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__extend",
+    function="rp_v0_1_0_1629abd34543__work_queue__extend",
     read_only=False,
     keys=(2, 2),
     key_names=("leased", "jobs"),
@@ -1328,8 +1346,8 @@ def extend(leased: str, jobs: str, id: str, token: str, lease: _rt.Ms) -> _rt.Ca
 FIRE = _rt.Script(
     "work_queue/fire",
     path="scripts/work_queue/fire.lua",
-    sha1="4abd3205d41cad7f2286e1a77754af3696c2dffe",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__fire",
+    sha1="c6c32717e9b21fa886b98c45d61269e7b3756cbe",
+    function="rp_v0_1_0_1629abd34543__work_queue__fire",
     read_only=False,
     keys=(8, 8),
     key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
@@ -1337,9 +1355,10 @@ FIRE = _rt.Script(
         _rt.Param("schedule", "string", "BAD_SCHEDULE", non_empty=True),
         _rt.Param("run", "uint", "BAD_RUN", low=0, high=1000000000000000),
         _rt.Param("rev", "uint", "BAD_REV", low=1, high=1000000000000000),
+        _rt.Param("trace", "string", "BAD_TRACE", length=(0, 1024)),
         _rt.Param("times", "uint", "BAD_TIMES", variadic=True, least=0, most=101, low=0, high=1000000000000000),
     ),
-    errors=("BAD_ARGS", "BAD_SCHEDULE", "BAD_RUN", "BAD_REV", "BAD_TIMES", "BAD_KEYS", "BAD_JOBS", "BAD_SCHEDULES", "BAD_DUE", "BAD_TURNS"),
+    errors=("BAD_ARGS", "BAD_SCHEDULE", "BAD_RUN", "BAD_REV", "BAD_TRACE", "BAD_TIMES", "BAD_KEYS", "BAD_JOBS", "BAD_SCHEDULES", "BAD_DUE", "BAD_TURNS"),
 )
 """`work_queue/fire`: Fires one run of a schedule: adds its job(s) and moves its next run time, once.
 
@@ -1361,6 +1380,7 @@ def fire(
     schedule: str,
     run: int,
     rev: int,
+    trace: str,
     times: _t.Sequence[int],
 ) -> _rt.Call[_t.Tuple[str, _t.List[int], int, int, int]]:
     """Fires one run of a schedule: adds its job(s) and moves its next run time, once.
@@ -1406,6 +1426,8 @@ def fire(
         run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
             clock)
         rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
+        trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace
+            context, for each job added; '' for none
         times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times
             after `run`, in order; none for `every`
 
@@ -1418,10 +1440,11 @@ def fire(
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
             and raise InvalidInput with the same code before any I/O):
-            BAD_ARGS: not 8 keys and from 3 to 104 arguments
+            BAD_ARGS: not 8 keys and from 4 to 105 arguments
             BAD_SCHEDULE: empty
             BAD_RUN: not an integer within its range
             BAD_REV: not an integer within its range
+            BAD_TRACE: not from 0 to 1024 bytes long
             BAD_TIMES: a value is not an integer within its range; or any for `every`, none for
                 cron, or out of order
             BAD_KEYS: a key not named as its template says
@@ -1433,7 +1456,7 @@ def fire(
     Complexity: O(C log N), C = the runs added (at most 100), N = the jobs. Clock: the server's
     TIME.
     """
-    _args = FIRE.encode(schedule, run, rev, times)
+    _args = FIRE.encode(schedule, run, rev, trace, times)
     return FIRE.call([waiting, delayed, parked, jobs, signal, schedules, due, turns], _args, _FIRE_REPLY)
 
 
@@ -1441,7 +1464,7 @@ JOB = _rt.Script(
     "work_queue/job",
     path="scripts/work_queue/job.lua",
     sha1="04712789e98fb5f1cde698cefa47ebc24c6e1f23",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__job",
+    function="rp_v0_1_0_1629abd34543__work_queue__job",
     read_only=True,
     keys=(6, 6),
     key_names=("delayed", "leased", "dead", "jobs", "completed", "blocked"),
@@ -1527,7 +1550,7 @@ LIST = _rt.Script(
     "work_queue/list",
     path="scripts/work_queue/list.lua",
     sha1="c46d444e555bb6debb9ff98baff746bf5839ddf1",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__list",
+    function="rp_v0_1_0_1629abd34543__work_queue__list",
     read_only=True,
     keys=(8, 8),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "completed", "blocked"),
@@ -1621,7 +1644,7 @@ LOG = _rt.Script(
     "work_queue/log",
     path="scripts/work_queue/log.lua",
     sha1="668f233028d2c7daa0971cebe8f2261b5050d0a9",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__log",
+    function="rp_v0_1_0_1629abd34543__work_queue__log",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1689,7 +1712,7 @@ LOGS = _rt.Script(
     "work_queue/logs",
     path="scripts/work_queue/logs.lua",
     sha1="b80da5e8b4e5102907362ba3f5fdd84f790e8f71",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__logs",
+    function="rp_v0_1_0_1629abd34543__work_queue__logs",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -1750,7 +1773,7 @@ METRICS = _rt.Script(
     "work_queue/metrics",
     path="scripts/work_queue/metrics.lua",
     sha1="05d286d52db9d4e0e8150c2916e8cbc98bd80c9a",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__metrics",
+    function="rp_v0_1_0_1629abd34543__work_queue__metrics",
     read_only=True,
     keys=(9, 9),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns", "completed", "blocked"),
@@ -1847,8 +1870,8 @@ def metrics(
 NACK = _rt.Script(
     "work_queue/nack",
     path="scripts/work_queue/nack.lua",
-    sha1="5e63f53736e578144cb84d60c3341539ac2931a0",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__nack",
+    sha1="dfc515ce7a5b8cee98d97b27c09e30658eb32013",
+    function="rp_v0_1_0_1629abd34543__work_queue__nack",
     read_only=False,
     keys=(10, 10),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events", "blocked"),
@@ -1968,7 +1991,7 @@ PAUSE = _rt.Script(
     "work_queue/pause",
     path="scripts/work_queue/pause.lua",
     sha1="49ca450d78c07c5fdce3f6eba52ec66ff3802ed5",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__pause",
+    function="rp_v0_1_0_1629abd34543__work_queue__pause",
     read_only=False,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2020,7 +2043,7 @@ PAUSED = _rt.Script(
     "work_queue/paused",
     path="scripts/work_queue/paused.lua",
     sha1="8ce7838b250e2274a4abbbfcd59cfbf0aed86c7a",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__paused",
+    function="rp_v0_1_0_1629abd34543__work_queue__paused",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -2068,7 +2091,7 @@ PROGRESS = _rt.Script(
     "work_queue/progress",
     path="scripts/work_queue/progress.lua",
     sha1="b335adbf98e3028dcfe13dc51d00e27bcf5832b8",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__progress",
+    function="rp_v0_1_0_1629abd34543__work_queue__progress",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "events"),
@@ -2139,7 +2162,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     "work_queue/rate_limit_group",
     path="scripts/work_queue/rate_limit_group.lua",
     sha1="7ab7d64580f00e3046aa594a3ae216c46376ebfe",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__rate_limit_group",
+    function="rp_v0_1_0_1629abd34543__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
     key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
@@ -2226,8 +2249,8 @@ def rate_limit_group(
 REMOVE = _rt.Script(
     "work_queue/remove",
     path="scripts/work_queue/remove.lua",
-    sha1="e0f38e355163c9d61b6c29edfe22ae086e65bd67",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__remove",
+    sha1="c8bc73739769c8ff928425c022d89d2b893a0b85",
+    function="rp_v0_1_0_1629abd34543__work_queue__remove",
     read_only=False,
     keys=(7, 7),
     key_names=("waiting", "delayed", "dead", "parked", "jobs", "completed", "blocked"),
@@ -2303,7 +2326,7 @@ REMOVE_SCHEDULE = _rt.Script(
     "work_queue/remove_schedule",
     path="scripts/work_queue/remove_schedule.lua",
     sha1="68a6aa4f234d2d50fe2b5eb0249166066f6cb6e1",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__remove_schedule",
+    function="rp_v0_1_0_1629abd34543__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2356,7 +2379,7 @@ REQUEUE = _rt.Script(
     "work_queue/requeue",
     path="scripts/work_queue/requeue.lua",
     sha1="9fe634bd87d7c540314b46da09c3e24db758b264",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__requeue",
+    function="rp_v0_1_0_1629abd34543__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2427,7 +2450,7 @@ RESULT = _rt.Script(
     "work_queue/result",
     path="scripts/work_queue/result.lua",
     sha1="668de221f1ab873f793684017c2192771a08435d",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__result",
+    function="rp_v0_1_0_1629abd34543__work_queue__result",
     read_only=True,
     keys=(2, 2),
     key_names=("results", "kept"),
@@ -2484,7 +2507,7 @@ RESUME = _rt.Script(
     "work_queue/resume",
     path="scripts/work_queue/resume.lua",
     sha1="0fbc259cdc611b7629f594221ae7b54c930eba5c",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__resume",
+    function="rp_v0_1_0_1629abd34543__work_queue__resume",
     read_only=False,
     keys=(2, 2),
     key_names=("jobs", "signal"),
@@ -2536,7 +2559,7 @@ RETRY_DEAD = _rt.Script(
     "work_queue/retry_dead",
     path="scripts/work_queue/retry_dead.lua",
     sha1="850a48c90a6a6658b91c327d5bdadbf184314092",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__retry_dead",
+    function="rp_v0_1_0_1629abd34543__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "dead", "jobs", "signal", "events"),
@@ -2606,7 +2629,7 @@ SCHEDULE = _rt.Script(
     "work_queue/schedule",
     path="scripts/work_queue/schedule.lua",
     sha1="87766abf67d0ac584e5df564e2eb4f566a7e9a47",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__schedule",
+    function="rp_v0_1_0_1629abd34543__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2668,7 +2691,7 @@ SCHEDULES = _rt.Script(
     "work_queue/schedules",
     path="scripts/work_queue/schedules.lua",
     sha1="294323cb743042b28132c2d7a7dafa59ae8c5601",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__schedules",
+    function="rp_v0_1_0_1629abd34543__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
     key_names=("schedules", "due"),
@@ -2735,7 +2758,7 @@ SET_DELAY = _rt.Script(
     "work_queue/set_delay",
     path="scripts/work_queue/set_delay.lua",
     sha1="c8f28f91437222793b228ebf6235b5c363b87be3",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__set_delay",
+    function="rp_v0_1_0_1629abd34543__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
     key_names=("waiting", "delayed", "parked", "jobs", "signal"),
@@ -2814,7 +2837,7 @@ SET_PRIORITY = _rt.Script(
     "work_queue/set_priority",
     path="scripts/work_queue/set_priority.lua",
     sha1="4fbdc7145aa78c9d4089b7b6e0d8e1a719c6b088",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__set_priority",
+    function="rp_v0_1_0_1629abd34543__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
     key_names=("waiting", "parked", "jobs"),
@@ -2884,7 +2907,7 @@ SET_SCHEDULE = _rt.Script(
     "work_queue/set_schedule",
     path="scripts/work_queue/set_schedule.lua",
     sha1="81e20738c2b3178dad81e0e54ce41ae586eb6f11",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__set_schedule",
+    function="rp_v0_1_0_1629abd34543__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
     key_names=("schedules", "due", "schedules_wake"),
@@ -3038,7 +3061,7 @@ SETTINGS = _rt.Script(
     "work_queue/settings",
     path="scripts/work_queue/settings.lua",
     sha1="784a893c16a7b8524f34d72e12f9a9608a7135b1",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__settings",
+    function="rp_v0_1_0_1629abd34543__work_queue__settings",
     read_only=True,
     keys=(1, 1),
     key_names=("jobs",),
@@ -3090,8 +3113,8 @@ def settings(jobs: str) -> _rt.Call[_t.List[int]]:
 TAKE = _rt.Script(
     "work_queue/take",
     path="scripts/work_queue/take.lua",
-    sha1="4e2943a4382c5c248822cce9de4b4ff1cf54e4ac",
-    function="rp_v0_1_0_6a7b5ec76e1c__work_queue__take",
+    sha1="693d18a91a26644b0c0698a6336fc1a60c6f643b",
+    function="rp_v0_1_0_1629abd34543__work_queue__take",
     read_only=False,
     keys=(16, 16),
     key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns", "completed", "blocked"),
@@ -3110,7 +3133,7 @@ order.
 The script's contract; call it with `take()`.
 """
 
-_TAKE_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES))
+_TAKE_REPLY = _rt.list_of(_rt.tuple_of(_rt.STR, _rt.STR, _rt.UINT, _rt.UINT, _rt.opt(_rt.STR), _rt.BYTES, _rt.opt(_rt.STR)))
 
 
 def take(
@@ -3135,7 +3158,7 @@ def take(
     max_deliveries: int,
     token: str,
     done: _t.Sequence[_rt.Bytes],
-) -> _rt.Call[_t.List[_t.Tuple[str, str, int, int, _t.Optional[str], bytes]]]:
+) -> _rt.Call[_t.List[_t.Tuple[str, str, int, int, _t.Optional[str], bytes, _t.Optional[str]]]]:
     """Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
 
     Beyond the books: the heart of a reliable work queue. A queue is the keys below,
@@ -3255,8 +3278,8 @@ def take(
             first as `ack.lua` acks one
 
     Returns:
-        `[(string, string, uint, uint, string?, bytes)]`: per job: id, token, delivery, deadline ms,
-            group, payload
+        `[(string, string, uint, uint, string?, bytes, string?)]`: per job: id, token, delivery,
+            deadline ms, group, payload, and the trace context its producer stored (see add.lua)
 
     Raises:
         ScriptError: with one of these codes (the checks of the keys and arguments run here first,
@@ -3412,6 +3435,7 @@ class WorkQueue:
         lifo: bool = False,
         remove_on_complete: bool = False,
         remove_on_fail: bool = False,
+        trace: str = "''",
     ) -> _rt.Call[_t.Tuple[bool, str]]:
         """Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -3438,6 +3462,9 @@ class WorkQueue:
         sets `remove_on_complete` or `remove_on_fail` (BullMQ's options of those names, as
         `true`) is dropped when it ends so, even while the queue keeps such jobs
         (`configure.lua`); how many and how long are the queue's alone.
+        A `trace` (the producer's W3C `traceparent`, then a space and its `tracestate` if it has
+        one) is kept with the job (c:<id>) and handed to each worker that takes it, retries
+        included, so that a worker's spans link to the add's; the queue never reads it.
 
         Runs `scripts/work_queue/add.lua` (`work_queue/add`).
 
@@ -3477,6 +3504,8 @@ class WorkQueue:
                 while the queue keeps completed jobs
             remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the
                 queue keeps dead jobs
+            trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+                context: traceparent[ tracestate]; '' for none
 
         Returns:
             `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its
@@ -3485,7 +3514,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 7 keys and 12 arguments
+                BAD_ARGS: not 7 keys and 13 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_DELAY: not whole milliseconds within its range
@@ -3496,6 +3525,7 @@ class WorkQueue:
                 BAD_LIFO: not 1 or 0
                 BAD_REMOVE_ON_COMPLETE: not 1 or 0
                 BAD_REMOVE_ON_FAIL: not 1 or 0
+                BAD_TRACE: not from 0 to 1024 bytes long
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not
                     write
@@ -3503,7 +3533,7 @@ class WorkQueue:
 
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
-        _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail)
+        _args = ADD.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, trace)
         return ADD.call(
             [
                 self._keys[KEY_WAITING],
@@ -3537,6 +3567,7 @@ class WorkQueue:
         remove_on_fail: bool = False,
         extend: bool = False,
         replace: bool = False,
+        trace: str = "''",
     ) -> _rt.Call[_t.Tuple[str, str, _t.Optional[str]]]:
         """Adds a job unless one was added under the same deduplication id within its window.
 
@@ -3597,6 +3628,8 @@ class WorkQueue:
             extend (`bool`, default `0` in the class): a call within the window starts it again
             replace (`bool`, default `0` in the class): a call within the window replaces the
                 payload of its job while that job waits
+            trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+                context, as add.lua's; '' for none
 
         Returns:
             `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
@@ -3606,7 +3639,7 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 8 keys and 16 arguments
+                BAD_ARGS: not 8 keys and 17 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
                 BAD_DELAY: not whole milliseconds within its range
@@ -3621,6 +3654,7 @@ class WorkQueue:
                 BAD_TTL: not whole milliseconds within its range
                 BAD_EXTEND: not 1 or 0
                 BAD_REPLACE: not 1 or 0
+                BAD_TRACE: not from 0 to 1024 bytes long
                 BAD_KEYS: a key not named as its template says
                 BAD_JOBS: `jobs` holds an arrival counter (#seq) or settings these scripts do not
                     write
@@ -3628,7 +3662,7 @@ class WorkQueue:
 
         Complexity: O(log N), N = the jobs. Clock: the server's TIME.
         """
-        _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, dedup, ttl, extend, replace)
+        _args = ADD_DEDUPLICATED.encode(id, payload, priority, delay, group, attempts, backoff, backoff_delay, backoff_max, lifo, remove_on_complete, remove_on_fail, dedup, ttl, extend, replace, trace)
         _names: _t.Dict[str, object] = {"name": self.name, "dedup": dedup}
         return ADD_DEDUPLICATED.call(
             [
@@ -3652,6 +3686,8 @@ class WorkQueue:
         priority: int,
         group: str,
         children: _t.Sequence[_rt.Bytes],
+        *,
+        trace: str = "''",
     ) -> _rt.Call[_t.Tuple[bool, str]]:
         """Adds a flow: a parent job that waits until each of its children (jobs of this queue) has
         ended.
@@ -3692,6 +3728,8 @@ class WorkQueue:
             payload (`bytes`): the parent's data
             priority (`uint`, from 0 to 255): the priority of the parent and its children
             group (`string`): the parent's group; '' for none
+            trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+                context, for the parent and each child; '' for none
             children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue),
                 …: from 1 to 50 children
 
@@ -3702,9 +3740,10 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 5 keys and from 7 to 154 arguments
+                BAD_ARGS: not 5 keys and from 8 to 155 arguments
                 BAD_ID: empty
                 BAD_PRIORITY: not an integer within its range
+                BAD_TRACE: not from 0 to 1024 bytes long
                 BAD_CHILDREN: not id, payload, policy triples, an empty id, or a policy not fail,
                     ignore or continue
                 DUPLICATE: a child's id is in the queue already, or twice in the flow, or is the
@@ -3715,7 +3754,7 @@ class WorkQueue:
 
         Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's TIME.
         """
-        _args = ADD_FLOW.encode(id, payload, priority, group, children)
+        _args = ADD_FLOW.encode(id, payload, priority, group, trace, children)
         return ADD_FLOW.call(
             [
                 self._keys[KEY_WAITING],
@@ -4237,6 +4276,8 @@ class WorkQueue:
         run: int,
         rev: int,
         times: _t.Sequence[int],
+        *,
+        trace: str = "''",
     ) -> _rt.Call[_t.Tuple[str, _t.List[int], int, int, int]]:
         """Fires one run of a schedule: adds its job(s) and moves its next run time, once.
 
@@ -4280,6 +4321,8 @@ class WorkQueue:
             run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
                 clock)
             rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
+            trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace
+                context, for each job added; '' for none
             times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times
                 after `run`, in order; none for `every`
 
@@ -4292,10 +4335,11 @@ class WorkQueue:
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here
                 first, and raise InvalidInput with the same code before any I/O):
-                BAD_ARGS: not 8 keys and from 3 to 104 arguments
+                BAD_ARGS: not 8 keys and from 4 to 105 arguments
                 BAD_SCHEDULE: empty
                 BAD_RUN: not an integer within its range
                 BAD_REV: not an integer within its range
+                BAD_TRACE: not from 0 to 1024 bytes long
                 BAD_TIMES: a value is not an integer within its range; or any for `every`, none for
                     cron, or out of order
                 BAD_KEYS: a key not named as its template says
@@ -4309,7 +4353,7 @@ class WorkQueue:
         Complexity: O(C log N), C = the runs added (at most 100), N = the jobs. Clock: the server's
         TIME.
         """
-        _args = FIRE.encode(schedule, run, rev, times)
+        _args = FIRE.encode(schedule, run, rev, trace, times)
         return FIRE.call(
             [
                 self._keys[KEY_WAITING],
@@ -5559,7 +5603,7 @@ class WorkQueue:
         *,
         lease: _rt.Ms = 30000,
         max_deliveries: int = 5,
-    ) -> _rt.Call[_t.List[_t.Tuple[str, str, int, int, _t.Optional[str], bytes]]]:
+    ) -> _rt.Call[_t.List[_t.Tuple[str, str, int, int, _t.Optional[str], bytes, _t.Optional[str]]]]:
         """Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
 
         Beyond the books: the heart of a reliable work queue. A queue is the keys below,
@@ -5676,8 +5720,8 @@ class WorkQueue:
                 acked first as `ack.lua` acks one
 
         Returns:
-            `[(string, string, uint, uint, string?, bytes)]`: per job: id, token, delivery, deadline
-                ms, group, payload
+            `[(string, string, uint, uint, string?, bytes, string?)]`: per job: id, token, delivery,
+                deadline ms, group, payload, and the trace context its producer stored (see add.lua)
 
         Raises:
             ScriptError: with one of these codes (the checks of the keys and arguments run here

@@ -36,10 +36,11 @@
 --- @arg ttl ms 1..=10^15-1        how long the window lasts
 --- @arg extend bool               a call within the window starts it again
 --- @arg replace bool              a call within the window replaces the payload of its job while that job waits
+--- @arg trace string len:0..=1024  the producer's W3C trace context, as add.lua's; '' for none
 --- @return (string, string, string?)  'added', 'duplicate' (the id is in the queue), 'ignored', 'extended' or
 ---                               'replaced' (a window was open); the id of the job added or of the window's job;
 ---                               its state, nil when that job is gone
---- @error BAD_ARGS               not 8 keys and 16 arguments
+--- @error BAD_ARGS               not 8 keys and 17 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -54,6 +55,7 @@
 --- @error BAD_TTL                not whole milliseconds within its range
 --- @error BAD_EXTEND             not 1 or 0
 --- @error BAD_REPLACE            not 1 or 0
+--- @error BAD_TRACE              not from 0 to 1024 bytes long
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_TURNS              `turns` holds a score that is no turn number
@@ -67,6 +69,7 @@
 --- @default remove_on_fail 0     JobOptions::new: kept as the queue keeps dead jobs
 --- @default extend 0             Deduplication::new: the window is not extended
 --- @default replace 0            Deduplication::new: the payload is not replaced
+--- @default trace ''             JobOptions::new: none (with the `otel` feature, the add's own span)
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -221,13 +224,14 @@ end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
 -- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
--- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
--- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, with
+-- its producer's trace context `job_trace` (nil or '' for none) in c:, and stamped `a:` (when
+-- first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings, job_retry, job_lifo)
+    job_group, known_settings, job_retry, job_lifo, job_trace)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -269,6 +273,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   end
   if job_retry then
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
+  end
+  if job_trace and job_trace ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'c:' .. job_id, job_trace
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }, nil, ready
@@ -337,8 +344,8 @@ end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 8 or #ARGV ~= 16 then
-  return redis.error_reply('BAD_ARGS expected 8 keys and 16 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV ~= 17 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and 17 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -407,6 +414,10 @@ local replace = ARGV[16] == '1'
 if not replace and ARGV[16] ~= '0' then
   return redis.error_reply('BAD_REPLACE must be 1 or 0, got ' .. shown(ARGV[16]))
 end
+local trace = ARGV[17]
+if #trace < 0 or #trace > 1024 then
+  return redis.error_reply('BAD_TRACE must be from 0 to 1024 bytes long, got ' .. #trace .. ' bytes')
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -446,6 +457,11 @@ if holder then
   if replace and (state == 'waiting' or state == 'parked' or state == 'delayed') then
     outcome = 'replaced'
     redis.call('HSET', jobs, 'd:' .. holder, payload)
+    if trace ~= '' then
+      redis.call('HSET', jobs, 'c:' .. holder, trace)
+    else
+      redis.call('HDEL', jobs, 'c:' .. holder)
+    end
     if state == 'delayed' and delay > 0 then
       local time = redis.call('TIME')
       local due = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
@@ -460,7 +476,7 @@ if holder then
 end
 local retry = retry_text(attempts, backoff, backoff_delay, backoff_max, remove_on_complete, remove_on_fail)
 local added, bad, due = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings,
-  retry, lifo)
+  retry, lifo, trace)
 if not added then
   return bad
 end

@@ -26,16 +26,19 @@
 --- @arg payload bytes            the parent's data
 --- @arg priority uint 0..=255    the priority of the parent and its children
 --- @arg group string             the parent's group; '' for none
+--- @arg trace string len:0..=1024  the producer's W3C trace context, for the parent and each child; '' for none
 --- @arg children bytes... 3..=150  id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children
 --- @return (bool, string)        added, and the parent's state: 'blocked', or that of the job already there
---- @error BAD_ARGS               not 5 keys and from 7 to 154 arguments
+--- @error BAD_ARGS               not 5 keys and from 8 to 155 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
+--- @error BAD_TRACE              not from 0 to 1024 bytes long
 --- @error BAD_CHILDREN           not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue
 --- @error DUPLICATE              a child's id is in the queue already, or twice in the flow, or is the parent's
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @uses add_job next_rank settings_of safe_integer shown
+--- @default trace ''             none (with the `otel` feature, the span of the call)
 --- @clock server
 --- @complexity O(C log N), C ≤ 50 the children, N = the jobs
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -156,13 +159,14 @@ end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
 -- ms, in `delayed_set`; with `job_group` ('' for none), its retry options `job_retry`
--- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, and
--- stamped `a:` (when first ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- (retry_of's text, or false for none), ahead of its priority's jobs with `job_lifo`, with
+-- its producer's trace context `job_trace` (nil or '' for none) in c:, and stamped `a:` (when
+-- first ready). Reads and checks (the arrival counter, the settings) before its first write.
 -- Answers { 1, state } for a job added, { 0, state } with the state of the job already
 -- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
 -- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group, known_settings, job_retry, job_lifo)
+    job_group, known_settings, job_retry, job_lifo, job_trace)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   redis.call('ZCARD', waiting_set)
   redis.call('ZCARD', delayed_set)
@@ -205,14 +209,17 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   if job_retry then
     fields[#fields + 1], fields[#fields + 2] = 'o:' .. job_id, job_retry
   end
+  if job_trace and job_trace ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'c:' .. job_id, job_trace
+  end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }, nil, ready
 end
 -- End of the shared helpers.
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 5 or #ARGV < 7 or #ARGV > 154 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and from 7 to 154 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV < 8 or #ARGV > 155 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and from 8 to 155 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -229,6 +236,10 @@ if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end
 local group = ARGV[4]
+local trace = ARGV[5]
+if #trace < 0 or #trace > 1024 then
+  return redis.error_reply('BAD_TRACE must be from 0 to 1024 bytes long, got ' .. #trace .. ' bytes')
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -259,7 +270,7 @@ local settings, bad_settings = settings_of(stored_settings)
 if not settings then
   return bad_settings
 end
-local children = { unpack(ARGV, 5) }
+local children = { unpack(ARGV, 6) }
 local policies = { fail = 'f', ignore = 'i', continue = 'c' }
 local seen = { [id] = true }
 if #children % 3 ~= 0 then
@@ -280,7 +291,8 @@ end
 -- Every child is added as add.lua adds a job (its checks, the settings', pass or fail on
 -- the first, before anything is written), then names its parent.
 for i = 1, #children, 3 do
-  local added, bad = add_job(waiting, delayed, jobs, signal, children[i], children[i + 1], priority, 0, '', settings)
+  local added, bad = add_job(waiting, delayed, jobs, signal, children[i], children[i + 1], priority, 0, '', settings,
+    false, false, trace)
   if not added then
     return bad
   end
@@ -290,6 +302,9 @@ local fields = { 'd:' .. id, payload, 's:' .. id, 'blocked', 'r:' .. id, next_ra
   'w:' .. id, #children / 3 }
 if group ~= '' then
   fields[#fields + 1], fields[#fields + 2] = 'g:' .. id, group
+end
+if trace ~= '' then
+  fields[#fields + 1], fields[#fields + 2] = 'c:' .. id, trace
 end
 redis.call('HSET', jobs, unpack(fields))
 local time = redis.call('TIME')
