@@ -173,7 +173,7 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
         ),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, "same-origin"),
         (header::CACHE_CONTROL, "no-store"),
     ] {
         out.insert(name, HeaderValue::from_static(value));
