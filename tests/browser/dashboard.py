@@ -248,15 +248,19 @@ def main():
         browser.get(root + "/queues/emails/jobs/done-1")
         check(browser.text("#result") == "sent", "a completed job shows its result")
         shot("6-completed-job")
+        browser.get(root + "/queues/emails/jobs/report")
+        check(browser.text("#state") == "blocked" and "children not ended" in browser.text("#job"),
+              "a flow's parent shows as blocked, with its children not ended")
+        shot("7-flow-parent")
         browser.get(root + "/queues/no-such-queue")
         check("404" in browser.text("h1"), "a missing queue shows the 404 page")
-        shot("7-not-found")
+        shot("8-not-found")
 
         print("== the read-only dashboard")
         browser.get(ro_root + "/queues/emails/jobs/xss")
         check(browser.text("#payload") == XSS, "it shows the job")
         check(browser.finds("form") == [] and browser.finds("button") == [], "it shows no action form")
-        shot("8-read-only-job")
+        shot("9-read-only-job")
         browser.get(ro_root + "/queues/emails")
         check(browser.finds("form") == [], "nor on the queue's page")
 
@@ -266,12 +270,12 @@ def main():
         croot = f"{croot.scheme}://{croot.netloc}"
         for name in ("emails", "{tenant:7}:reports", "other"):
             check(name in browser.text("#queues"), f"it lists the queue {name} (its primaries scanned)")
-        shot("9-cluster-queues")
+        shot("10-cluster-queues")
         browser.click('a.queue[href="/queues/%7Btenant%3A7%7D%3Areports"]')
         check("{tenant:7}:reports" in browser.text("h1"), "a queue whose name holds braces opens")
         browser.get(croot + "/queues/emails/jobs/xss")
         check(browser.text("#payload") == XSS, "a job opens on the cluster")
-        shot("10-cluster-job")
+        shot("11-cluster-job")
         browser.click("#retry")
         state = job(a.bin, a.cluster_redis, "emails", "xss", cluster=True)["state"]
         check(state == "waiting", f"retry works on the cluster (from Redis: {state})")
