@@ -541,7 +541,7 @@ pub(super) async fn job_action(
             "priority" => {
                 let priority = priority
                     .as_deref()
-                    .and_then(|p| uint_from_text(p))
+                    .and_then(uint_from_text)
                     .and_then(|p| u8::try_from(p).ok())
                     .ok_or_else(|| {
                         PageError::Bad("priority: a whole number from 0 to 255".into())
