@@ -87,6 +87,12 @@ pub fn run(args: DashboardArgs) -> Result<(), Failure> {
             .await
             .map_err(|err| Failure::failed(format!("cannot listen on {listen}: {err}")))?;
         let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "redis-patterns dashboard: note: listening on {addr}, not a loopback address: \
+                 whoever reaches it reads the queues' jobs (actions still need the token)"
+            );
+        }
         let app = Arc::new(App {
             url,
             cluster,

@@ -346,15 +346,29 @@ pub(super) async fn jobs(
     .await
 }
 
-/// Bytes for the page: the text when UTF-8, else hex, and which.
+/// The most bytes of one value a job's page shows.
+const SHOWN_BYTES: usize = 64 * 1024;
+
+/// Bytes for the page: the text when UTF-8, else hex, and which; the first
+/// `SHOWN_BYTES` of a longer value (cut before a character the cut would split).
 fn blob(bytes: Option<&Vec<u8>>) -> Json {
-    match bytes {
-        Some(bytes) => {
-            let (text, encoding) = bytes_json(bytes);
-            json!({ "text": text, "hex": encoding == "hex", "len": bytes.len() })
-        }
-        None => Json::Null,
+    let Some(bytes) = bytes else {
+        return Json::Null;
+    };
+    let mut shown = &bytes[..bytes.len().min(SHOWN_BYTES)];
+    if let Err(err) = std::str::from_utf8(shown)
+        && err.error_len().is_none()
+        && shown.len() < bytes.len()
+    {
+        shown = &shown[..err.valid_up_to()];
     }
+    let (text, encoding) = bytes_json(shown);
+    json!({
+        "text": text,
+        "hex": encoding == "hex",
+        "len": bytes.len(),
+        "cut": (shown.len() < bytes.len()).then_some(shown.len()),
+    })
 }
 
 /// What a job's time means in its state.
@@ -556,4 +570,31 @@ pub(super) async fn job_action(
         })
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_show_as_text_or_hex_and_long_ones_are_cut_on_a_character() {
+        let text = blob(Some(&b"<b>hi</b>".to_vec()));
+        assert_eq!(
+            (text["text"].as_str(), text["hex"].as_bool()),
+            (Some("<b>hi</b>"), Some(false))
+        );
+        let binary = blob(Some(&vec![0xff, 0x00, 0x41]));
+        assert_eq!(
+            (binary["text"].as_str(), binary["hex"].as_bool()),
+            (Some("ff0041"), Some(true))
+        );
+        // 'é' is two bytes: a cut inside the last one drops it, and the rest is text.
+        let mut long = vec![b'a'; SHOWN_BYTES - 1];
+        long.extend("é and more".as_bytes());
+        let cut = blob(Some(&long));
+        assert_eq!(cut["hex"].as_bool(), Some(false));
+        assert_eq!(cut["cut"].as_u64(), Some(SHOWN_BYTES as u64 - 1));
+        assert_eq!(cut["len"].as_u64(), Some(long.len() as u64));
+        assert_eq!(blob(None), Json::Null);
+    }
 }
