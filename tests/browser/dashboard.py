@@ -225,6 +225,9 @@ def main():
         check("Queue emails" in browser.text("h1"), "the queue's page opens")
         check("metrics_minutes" in browser.text("#settings"), "it shows the queue's settings")
         check(len(browser.finds("#pause")) == 1, "it offers pause")
+        schedules = browser.text("#schedules")
+        check("nightly" in schedules and "<i>digest</i>" in schedules,
+              "it lists the queue's schedule, its payload as text")
         shot("2-queue")
         browser.click('a[href="/queues/emails/dead"]')
         check("dead jobs" in browser.text("h1"), "the dead jobs' page opens")

@@ -244,6 +244,7 @@ impl App {
         data["token"] = json!(if can_act { self.guard.token() } else { None });
         data["read_only"] = json!(self.guard.token().is_none());
         data["server"] = json!(if self.cluster { "cluster" } else { "server" });
+        data["error_page"] = json!(false);
         self.render(StatusCode::OK, template, &data)
     }
 
@@ -256,6 +257,7 @@ impl App {
             "can_act": false,
             "token": null,
             "note": null,
+            "error_page": true,
             "read_only": self.guard.token().is_none(),
             "server": if self.cluster { "cluster" } else { "server" },
         });
@@ -335,6 +337,7 @@ mod tests {
         let data = json!({
             "title": script, "status": 502, "message": script,
             "can_act": false, "token": null, "read_only": true, "server": "server",
+            "note": null, "error_page": true,
         });
         let html = hb.render("error", &data).expect("the error page renders");
         assert!(!html.contains(script), "{html}");
