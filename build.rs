@@ -241,8 +241,9 @@ mod rustdoc_pages {
     use std::path::{Path, PathBuf};
 
     /// The pages, by their path in the package.
-    const PAGES: [&str; 5] = [
+    const PAGES: [&str; 6] = [
         "README.md",
+        "docs/dashboard.md",
         "docs/from-bullmq.md",
         "docs/script-header.md",
         "docs/servers.md",

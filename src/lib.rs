@@ -94,5 +94,6 @@ pub use runtime::script::{
     PresetValue, Returns, Rule, Script, check_generated_code_format,
 };
 pub use runtime::server;
+pub use runtime::token;
 pub use runtime::trace;
 pub use runtime::wait;

@@ -26,7 +26,7 @@ pub(crate) mod request;
 pub(crate) mod script;
 pub mod server;
 pub(crate) mod show;
-pub(crate) mod token;
+pub mod token;
 pub mod trace;
 pub mod wait;
 pub(crate) mod wire;

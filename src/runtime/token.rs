@@ -1,12 +1,12 @@
 //! Unguessable tokens (the lock holders', the cache's computing claims, the pool's leases, login
-//! sessions') and comparing one with a guess.
+//! sessions', the dashboard's) and comparing one with a guess in constant time.
 
 /// 128 random bits from the operating system, as 32 hex digits.
 ///
 /// # Panics
 ///
 /// If the operating system's random source fails, as `std` does for its hash seeds.
-pub(crate) fn random() -> String {
+pub fn random() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -38,7 +38,7 @@ pub(crate) fn below(n: usize) -> usize {
 /// where they differ: for comparing a secret with a guess. (The `subtle` crate does the
 /// same with more guarantees against the optimiser; eight lines here spare every app a
 /// dependency.)
-pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+pub fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

@@ -31,6 +31,8 @@ use scripts::{export, show};
 use shared::{Failure, connect, find};
 
 mod call;
+#[cfg(feature = "dashboard")]
+mod dashboard;
 mod queue;
 mod scripts;
 mod shared;
@@ -155,6 +157,15 @@ enum Command {
     /// Lists the work queues of a server (of every primary with `--cluster`) with their
     /// counts: every `{<name>}:jobs` hash, found in SCAN steps of 1,000 keys.
     Queues(queue::QueuesArgs),
+    /// Serves a web page of the work queues of a server or a cluster (`--features
+    /// dashboard`): their counts and last hour, settings, jobs by state, each job; and the
+    /// `queue` actions, which need the token it prints at start.
+    ///
+    /// It listens on 127.0.0.1:7766 unless told otherwise (`--listen`), answers only to IP
+    /// addresses, `localhost` and `--host-name`s, refuses actions sent by another site's
+    /// page, and with `--read-only` takes none.
+    #[cfg(feature = "dashboard")]
+    Dashboard(dashboard::DashboardArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -239,6 +250,8 @@ fn run(command: Command) -> Result<(), Failure> {
         }
         Command::Queue(args) => queue::run(args),
         Command::Queues(args) => queue::list_queues(args),
+        #[cfg(feature = "dashboard")]
+        Command::Dashboard(args) => dashboard::run(args),
         Command::Check { .. } | Command::Fix { .. } => unreachable!("main runs check and fix"),
         Command::Call {
             name,

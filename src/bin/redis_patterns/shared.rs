@@ -73,7 +73,12 @@ pub(crate) fn find(name: &str) -> Result<&'static Script, Failure> {
     })
 }
 
-pub(crate) fn connect(url: &str, cluster: bool) -> Result<Box<dyn redis::ConnectionLike>, Failure> {
+/// A connection to the server at `url`, or to the cluster one of whose nodes it is; `Send`,
+/// so that the dashboard's pages run it on a blocking thread.
+pub(crate) fn connect(
+    url: &str,
+    cluster: bool,
+) -> Result<Box<dyn redis::ConnectionLike + Send>, Failure> {
     let failed =
         |err: redis::RedisError| Failure::failed(format!("cannot connect to {url}: {err}"));
     if cluster {

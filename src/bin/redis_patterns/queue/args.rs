@@ -22,7 +22,7 @@ const EXAMPLES: &str = "Examples:\n  \
     redis-patterns queue emails pause && redis-patterns queue emails delete";
 
 /// The server a command talks to, by default `REDIS_URL`'s, as every example's.
-const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
+pub(crate) const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 
 /// Marks a queue's name that is also an action's (`queue counts counts`): clap reads a
 /// subcommand's name as the subcommand wherever it stands. No argument of a command

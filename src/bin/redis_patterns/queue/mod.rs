@@ -11,7 +11,7 @@ use serde_json::{Value as Json, json};
 use crate::shared::{Failure, connect};
 
 mod args;
-mod output;
+pub(crate) mod output;
 mod queues;
 use args::{Action, MARK};
 pub use args::{QueueArgs, QueuesArgs, name_first};
@@ -20,6 +20,8 @@ use output::{
     print_logs, print_metrics, print_settings, print_table, settings_json, yes_no,
 };
 pub use queues::list_queues;
+#[cfg(feature = "dashboard")]
+pub(crate) use {args::DEFAULT_URL, queues::queue_names};
 
 /// What an operator is told about a queue with no keys.
 fn no_keys(name: &str) -> String {
@@ -172,15 +174,7 @@ fn act(
             println!("requeued job {id:?}: waiting");
         }
         Action::Retry { id: None, .. } => {
-            let mut total = 0;
-            loop {
-                let moved = queue.retry_dead(MAX_BULK).run(con)?;
-                total += moved;
-                if moved < MAX_BULK {
-                    break;
-                }
-            }
-            println!("requeued: {total}");
+            println!("requeued: {}", retry_all_dead(queue, con)?);
         }
         Action::Remove { id } => match queue.remove(&id).run(con)? {
             Removed::From(state) => println!("removed job {id:?} (was {state})"),
@@ -275,8 +269,23 @@ fn act(
     Ok(())
 }
 
+/// Moves every dead job back to waiting, `MAX_BULK` per call; answers how many moved.
+pub(crate) fn retry_all_dead(
+    queue: &WorkQueue,
+    con: &mut dyn redis::ConnectionLike,
+) -> Result<u64, Failure> {
+    let mut total = 0;
+    loop {
+        let moved = queue.retry_dead(MAX_BULK).run(con)?;
+        total += moved;
+        if moved < MAX_BULK {
+            return Ok(total);
+        }
+    }
+}
+
 /// Removes every job in `state`, `MAX_BULK` per call; answers how many went.
-fn clean(
+pub(crate) fn clean(
     queue: &WorkQueue,
     con: &mut dyn redis::ConnectionLike,
     state: State,

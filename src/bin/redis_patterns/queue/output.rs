@@ -126,7 +126,7 @@ pub(super) fn print_settings(settings: &Settings) {
     );
 }
 
-pub(super) fn settings_json(settings: &Settings) -> Json {
+pub(crate) fn settings_json(settings: &Settings) -> Json {
     let (group, queue) = (settings.group(), settings.queue());
     json!({
         "group_concurrency": group.concurrency_limit().unwrap_or(0),
@@ -237,21 +237,21 @@ pub(super) fn job_json(job: &JobInfo, whole: bool) -> Json {
 }
 
 /// Bytes as JSON text and its encoding: the text itself when UTF-8, else hex.
-pub(super) fn bytes_json(bytes: &[u8]) -> (String, &'static str) {
+pub(crate) fn bytes_json(bytes: &[u8]) -> (String, &'static str) {
     match std::str::from_utf8(bytes) {
         Ok(text) => (text.to_owned(), "utf-8"),
         Err(_) => (hex(bytes), "hex"),
     }
 }
 
-pub(super) fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::new(), |mut out, b| {
         let _ = write!(out, "{b:02x}");
         out
     })
 }
 
-pub(super) fn list_row(job: &JobInfo) -> Vec<String> {
+pub(crate) fn list_row(job: &JobInfo) -> Vec<String> {
     vec![
         job.id.clone(),
         job.deliveries.to_string(),
@@ -269,7 +269,7 @@ pub(super) fn list_row(job: &JobInfo) -> Vec<String> {
 /// (`\n`, `\u{1b}`), so that a value stays on its line; other bytes as `hex:` and
 /// their hex digits, and so too a text that starts with `hex:`, so that the prefix
 /// always means hex.
-pub(super) fn text_cell(bytes: &[u8]) -> String {
+pub(crate) fn text_cell(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) if !text.starts_with("hex:") => text
             .chars()
@@ -320,13 +320,13 @@ pub(super) fn print_table(head: &[&str], rows: &[Vec<String>]) {
 }
 
 /// A time in ms of the Unix clock as UTC, `2025-01-31T23:59:59.123Z`.
-pub(super) fn utc(ms: u64) -> String {
+pub(crate) fn utc(ms: u64) -> String {
     let (date, minute) = utc_parts(ms / 60_000);
     format!("{date}T{minute}:{:02}.{:03}Z", ms / 1000 % 60, ms % 1000)
 }
 
 /// A minute of the Unix clock (ms / 60,000) as UTC, `2025-01-31T23:59Z`.
-pub(super) fn utc_minute(minute: u64) -> String {
+pub(crate) fn utc_minute(minute: u64) -> String {
     let (date, minute) = utc_parts(minute);
     format!("{date}T{minute}Z")
 }

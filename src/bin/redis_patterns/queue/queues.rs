@@ -1,5 +1,7 @@
 //! `redis-patterns queues`: the queues of a server, with their counts.
 
+use std::collections::BTreeSet;
+
 use redis_patterns::Batch;
 use redis_patterns::keyspace::{DbIterator, KeyType, cluster_masters};
 use redis_patterns::scripts::work_queue::keys as queue_keys;
@@ -15,32 +17,7 @@ use crate::shared::{Failure, connect};
 pub fn list_queues(args: QueuesArgs) -> Result<(), Failure> {
     let QueuesArgs { url, cluster, json } = args;
     let mut con = connect(&url, cluster)?;
-    let mut names = std::collections::BTreeSet::new();
-    if cluster {
-        let info = redis::IntoConnectionInfo::into_connection_info(url.as_str())?;
-        for node in cluster_masters().run(&mut *con)? {
-            let addr = match info.addr() {
-                redis::ConnectionAddr::TcpTls {
-                    insecure,
-                    tls_params,
-                    ..
-                } => redis::ConnectionAddr::TcpTls {
-                    host: node.host.clone(),
-                    port: node.port,
-                    insecure: *insecure,
-                    tls_params: tls_params.clone(),
-                },
-                _ => redis::ConnectionAddr::Tcp(node.host.clone(), node.port),
-            };
-            let client = redis::Client::open(info.clone().set_addr(addr))?;
-            let mut node_con = client.get_connection().map_err(|err| {
-                Failure::failed(format!("cannot connect to the primary {node}: {err}"))
-            })?;
-            scan_queues(&mut node_con, &mut names)?;
-        }
-    } else {
-        scan_queues(&mut *con, &mut names)?;
-    }
+    let names = queue_names(&url, cluster, &mut *con)?;
     let mut rows = Vec::new();
     for name in &names {
         let queue = WorkQueue::new(name.as_str())?;
@@ -100,12 +77,49 @@ pub fn list_queues(args: QueuesArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The names of the queues of the server at `url` (of every primary of the cluster with
+/// `cluster`, reached through `con`'s view of it), sorted: every `{<name>}:jobs` hash,
+/// found in SCAN steps of 1,000 keys.
+pub(crate) fn queue_names(
+    url: &str,
+    cluster: bool,
+    con: &mut dyn redis::ConnectionLike,
+) -> Result<BTreeSet<String>, Failure> {
+    let mut names = BTreeSet::new();
+    if cluster {
+        let info = redis::IntoConnectionInfo::into_connection_info(url)?;
+        for node in cluster_masters().run(con)? {
+            let addr = match info.addr() {
+                redis::ConnectionAddr::TcpTls {
+                    insecure,
+                    tls_params,
+                    ..
+                } => redis::ConnectionAddr::TcpTls {
+                    host: node.host.clone(),
+                    port: node.port,
+                    insecure: *insecure,
+                    tls_params: tls_params.clone(),
+                },
+                _ => redis::ConnectionAddr::Tcp(node.host.clone(), node.port),
+            };
+            let client = redis::Client::open(info.clone().set_addr(addr))?;
+            let mut node_con = client.get_connection().map_err(|err| {
+                Failure::failed(format!("cannot connect to the primary {node}: {err}"))
+            })?;
+            scan_queues(&mut node_con, &mut names)?;
+        }
+    } else {
+        scan_queues(con, &mut names)?;
+    }
+    Ok(names)
+}
+
 /// The names of the queues whose `jobs` hash one server holds, added to `names`: a
 /// key `X:jobs` is a queue's when `WorkQueue` names the queue's `jobs` so (keys of
 /// other patterns, or not named by the template, are left out).
 fn scan_queues(
     con: &mut dyn redis::ConnectionLike,
-    names: &mut std::collections::BTreeSet<String>,
+    names: &mut BTreeSet<String>,
 ) -> Result<(), Failure> {
     let mut walk = DbIterator::new(1000)
         .matching("*:jobs")
