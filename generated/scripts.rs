@@ -10872,7 +10872,7 @@ pub mod work_queue {
             crate::Preset { name: "lifo", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: behind the jobs of its priority" },
             crate::Preset { name: "remove_on_complete", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps completed jobs" },
             crate::Preset { name: "remove_on_fail", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps dead jobs" },
-            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "JobOptions::new: none (with the `otel` feature, the add's own span)" },
+            crate::Preset { name: "trace", value: crate::PresetValue::Text(""), doc: "JobOptions::new: none (with the `otel` feature, the add's own span)" },
         ],
     };
 
@@ -11029,7 +11029,7 @@ pub mod work_queue {
             crate::Preset { name: "remove_on_fail", value: crate::PresetValue::Text("0"), doc: "JobOptions::new: kept as the queue keeps dead jobs" },
             crate::Preset { name: "extend", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the window is not extended" },
             crate::Preset { name: "replace", value: crate::PresetValue::Text("0"), doc: "Deduplication::new: the payload is not replaced" },
-            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "JobOptions::new: none (with the `otel` feature, the add's own span)" },
+            crate::Preset { name: "trace", value: crate::PresetValue::Text(""), doc: "JobOptions::new: none (with the `otel` feature, the add's own span)" },
         ],
     };
 
@@ -11147,7 +11147,7 @@ pub mod work_queue {
         clock: Some(crate::Clock::Server),
         complexity: "O(C log N), C ≤ 50 the children, N = the jobs",
         defaults: &[
-            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "none (with the `otel` feature, the span of the call)" },
+            crate::Preset { name: "trace", value: crate::PresetValue::Text(""), doc: "none (with the `otel` feature, the span of the call)" },
         ],
     };
 
@@ -11858,7 +11858,7 @@ pub mod work_queue {
         clock: Some(crate::Clock::Server),
         complexity: "O(C log N), C = the runs added (at most 100), N = the jobs",
         defaults: &[
-            crate::Preset { name: "trace", value: crate::PresetValue::Text("''"), doc: "none (with the `otel` feature, the span of the call)" },
+            crate::Preset { name: "trace", value: crate::PresetValue::Text(""), doc: "none (with the `otel` feature, the span of the call)" },
         ],
     };
 

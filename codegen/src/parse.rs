@@ -1466,8 +1466,8 @@ fn uses_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report)
 
 fn default_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
     let hint = "write `--- @default <argument or placeholder> <value> <where the Rust API \
-                fills it in>`, the value as the argument is sent, or `=<argument>` for the \
-                value of another argument";
+                fills it in>`, the value as the argument is sent (`''` for the empty \
+                string), or `=<argument>` for the value of another argument";
     let (Some((_, name)), Some((_, value))) = (cur.word(), cur.word()) else {
         report.error(
             at.line,
@@ -1481,8 +1481,10 @@ fn default_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Repo
     if doc.is_empty() {
         report.error(at.line, at.col, "`@default` needs a doc", hint);
     }
+    // A header's words are split at spaces: `''` stands for the empty string.
     let value = match value.strip_prefix('=') {
         Some(arg) => PresetValue::SameAs(arg.to_string()),
+        None if value == "''" => PresetValue::Text(String::new()),
         None => PresetValue::Text(value),
     };
     if parsed.defaults.iter().any(|(_, d)| d.name == name) {
@@ -1558,7 +1560,11 @@ fn check_defaults(parsed: &Parsed, report: &mut Report) {
                     report.error(
                         at.line,
                         at.col,
-                        format!("the default `{text}` of `{}` breaks {what}", preset.name),
+                        format!(
+                            "the default `{}` of `{}` breaks {what}",
+                            if text.is_empty() { "''" } else { text },
+                            preset.name
+                        ),
                         "give the value as the argument is sent: an integer in the one rule, \
                          milliseconds for `ms`, 1 or 0 for `bool`",
                     );

@@ -947,7 +947,9 @@ scripts/bad/defaults.lua:8:5: error: `=price` names no other argument of the scr
   = hint: `=<argument>` gives the default the value of another argument
 scripts/bad/defaults.lua:10:5: error: `user` has two `@default`s
   = hint: give each argument or placeholder one default
-scripts/bad/defaults.lua:12:1: error: the script does not start with the input checks its header declares
+scripts/bad/defaults.lua:11:5: error: the default `''` of `action` breaks a placeholder's value, which is never empty
+  = hint: give the value as the argument is sent: an integer in the one rule, milliseconds for `ms`, 1 or 0 for `bool`
+scripts/bad/defaults.lua:13:1: error: the script does not start with the input checks its header declares
   = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }

@@ -97,9 +97,11 @@ def add_jobs(scripts, queue, count):
     for i in range(count):
         # id, payload, priority, delay (ms), group ('' for none), then the job's own
         # options at their defaults: attempts, backoff, its delay and longest delay, lifo,
-        # remove_on_complete, remove_on_fail
+        # remove_on_complete, remove_on_fail; last, the producer's W3C trace context (a
+        # traceparent: version, trace id, span id, flags), which a Rust worker reads.
         options = [0, "worker", 0, 0, 0, 0, 0]
-        new, _state = scripts.call("work_queue/add", keys, [f"job-{i}", f"email {i}", 0, 0, "", *options])
+        trace = f"00-{i + 1:032x}-{i + 1:016x}-01"
+        new, _state = scripts.call("work_queue/add", keys, [f"job-{i}", f"email {i}", 0, 0, "", *options, trace])
         added += int(new == 1)
     return {"keys": keys, "added": added}
 

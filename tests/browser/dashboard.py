@@ -104,6 +104,14 @@ class Browser:
     def text(self, css):
         return self.call("GET", self.s(f"/element/{self.find(css)}/text"))
 
+    def wait_for(self, css, seconds=10.0):
+        """Waits for an element: a form's POST answers with a new page after the click returned."""
+        deadline = time.monotonic() + seconds
+        while not self.finds(css):
+            if time.monotonic() > deadline:
+                self.find(css)  # fails, showing the page
+            time.sleep(0.05)
+
     def click(self, css):
         self.call("POST", self.s(f"/element/{self.find(css)}/click"), {})
 
@@ -243,6 +251,7 @@ def main():
         check("&lt;script&gt;alert(1)&lt;/script&gt;" in browser.source(), "the page source holds it escaped")
         shot("4-failed-job")
         browser.click("#retry")
+        browser.wait_for("#note")
         check("moved back to waiting" in browser.text("#note"), "retry answers on the job's page")
         state = job(a.bin, a.redis, "emails", "xss")["state"]
         check(state == "waiting", f"the job is waiting again (from Redis: {state})")
@@ -280,6 +289,7 @@ def main():
         check(browser.text("#payload") == XSS, "a job opens on the cluster")
         shot("11-cluster-job")
         browser.click("#retry")
+        browser.wait_for("#note")
         state = job(a.bin, a.cluster_redis, "emails", "xss", cluster=True)["state"]
         check(state == "waiting", f"retry works on the cluster (from Redis: {state})")
     finally:

@@ -378,8 +378,8 @@ pub(crate) fn prepare(
         "work_queue/events" => args[0] = "0-0".into(),
         // A child y, whose failure fails the parent x.
         "work_queue/add_flow" => {
-            args[4] = "y".into();
-            args[6] = "fail".into();
+            args[5] = "y".into();
+            args[7] = "fail".into();
         }
         // Message 1, which the stream prepared below holds.
         "reliable_topic/ack" => args[2] = "1-0".into(),
@@ -394,7 +394,7 @@ pub(crate) fn prepare(
         "work_queue/fire" => {
             args[1] = "0".into();
             args[2] = "1".into();
-            args.truncate(3);
+            args.truncate(4);
         }
         // A party that arrives (no generation yet) at a barrier of two, and waits.
         "barrier/arrive" => {

@@ -9,7 +9,9 @@ use std::time::Duration;
 use redis_patterns::fair_lock::FairLock;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::session::SessionStore;
-use redis_patterns::work_queue::{Deduplication, Job, JobOptions, Schedule, State, WorkQueue};
+use redis_patterns::work_queue::{
+    Child, Deduplication, DueSchedule, Job, JobOptions, Missed, Schedule, State, Timing, WorkQueue,
+};
 use redis_patterns::{Op, PresetValue, catalog};
 
 use crate::key_templates::{expand, matches, sent};
@@ -102,6 +104,23 @@ fn the_rust_api_fills_in_what_the_headers_default_to() {
         &window,
     )));
     seen.insert(check(queue.take(1)));
+    seen.insert(check(queue.add_flow(
+        "1",
+        "p",
+        JobOptions::new(),
+        &[Child::new("2", "c").unwrap()],
+    )));
+    let due = DueSchedule {
+        name: "hourly".into(),
+        run_ms: 0,
+        revision: 1,
+        timing: Timing::Every {
+            every: Duration::from_secs(3600),
+            offset: Duration::ZERO,
+        },
+        missed: Missed::Skip,
+    };
+    seen.insert(check(queue.fire(&due, 0)));
     seen.insert(check(queue.set_schedule(
         "hourly",
         &Schedule::every(Duration::from_secs(3600)),

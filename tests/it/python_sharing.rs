@@ -166,7 +166,15 @@ fn python_adds_jobs_that_a_rust_worker_drains() {
                 break;
             }
             for job in jobs {
-                payloads.push(job.payload_as::<String>().unwrap());
+                let payload = job.payload_as::<String>().unwrap();
+                // The trace context Python kept with job i: trace and span id i + 1.
+                let i: u64 = payload.strip_prefix("email ").unwrap().parse().unwrap();
+                assert_eq!(
+                    job.trace_context,
+                    Some(format!("00-{:032x}-{:016x}-01", i + 1, i + 1)),
+                    "{name}: {payload}"
+                );
+                payloads.push(payload);
                 queue.ack(&job).run(&mut con).unwrap();
             }
         }

@@ -215,7 +215,7 @@ export const ADD = new rt.Script({
     rt.param("remove_on_fail", "bool", "BAD_REMOVE_ON_FAIL"),
     rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
   ],
-  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "trace": "''" },
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "trace": "" },
   errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_TRACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
@@ -290,8 +290,8 @@ const ADD_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR);
  *         queue keeps completed jobs
  *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
  *         keeps dead jobs
- *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
- *         context: traceparent[ tracestate]; '' for none
+ *     trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace context:
+ *         traceparent[ tracestate]; '' for none
  *
  * Returns:
  *     `(bool, string)`: added, and the job's state: 'waiting', 'delayed', 'parked' (its group's
@@ -376,7 +376,7 @@ export const ADD_DEDUPLICATED = new rt.Script({
     rt.param("replace", "bool", "BAD_REPLACE"),
     rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
   ],
-  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "extend": "0", "replace": "0", "trace": "''" },
+  defaults: { "attempts": "0", "backoff": "worker", "backoff_delay": "0", "backoff_max": "0", "lifo": "0", "remove_on_complete": "0", "remove_on_fail": "0", "extend": "0", "replace": "0", "trace": "" },
   errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_DELAY", "BAD_ATTEMPTS", "BAD_BACKOFF", "BAD_BACKOFF_DELAY", "BAD_BACKOFF_MAX", "BAD_LIFO", "BAD_REMOVE_ON_COMPLETE", "BAD_REMOVE_ON_FAIL", "BAD_DEDUP", "BAD_TTL", "BAD_EXTEND", "BAD_REPLACE", "BAD_TRACE", "BAD_KEYS", "BAD_JOBS", "BAD_TURNS"],
 });
 
@@ -444,8 +444,8 @@ const ADD_DEDUPLICATED_REPLY: rt.Decode<[string, string, string | null]> = rt.tu
  *     extend (`bool`, default `0` in the class): a call within the window starts it again
  *     replace (`bool`, default `0` in the class): a call within the window replaces the payload of
  *         its job while that job waits
- *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
- *         context, as add.lua's; '' for none
+ *     trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace context,
+ *         as add.lua's; '' for none
  *
  * Returns:
  *     `(string, string, string?)`: 'added', 'duplicate' (the id is in the queue), 'ignored',
@@ -529,7 +529,7 @@ export const ADD_FLOW = new rt.Script({
     rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
     rt.param("children", "bytes", "BAD_CHILDREN", { variadic: true, least: 3, most: 150 }),
   ],
-  defaults: { "trace": "''" },
+  defaults: { "trace": "" },
   errors: ["BAD_ARGS", "BAD_ID", "BAD_PRIORITY", "BAD_TRACE", "BAD_CHILDREN", "DUPLICATE", "BAD_KEYS", "BAD_JOBS"],
 });
 
@@ -575,8 +575,8 @@ const ADD_FLOW_REPLY: rt.Decode<[boolean, string]> = rt.tupleOf(rt.BOOL, rt.STR)
  *     payload (`bytes`): the parent's data
  *     priority (`uint`, from 0 to 255): the priority of the parent and its children
  *     group (`string`): the parent's group; '' for none
- *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
- *         context, for the parent and each child; '' for none
+ *     trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace context,
+ *         for the parent and each child; '' for none
  *     children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …:
  *         from 1 to 50 children
  *
@@ -1300,7 +1300,7 @@ export const FIRE = new rt.Script({
     rt.param("trace", "string", "BAD_TRACE", { length: [0, 1024] }),
     rt.param("times", "uint", "BAD_TIMES", { variadic: true, least: 0, most: 101, low: 0n, high: 1000000000000000n }),
   ],
-  defaults: { "trace": "''" },
+  defaults: { "trace": "" },
   errors: ["BAD_ARGS", "BAD_SCHEDULE", "BAD_RUN", "BAD_REV", "BAD_TRACE", "BAD_TIMES", "BAD_KEYS", "BAD_JOBS", "BAD_SCHEDULES", "BAD_DUE", "BAD_TURNS"],
 });
 
@@ -1350,7 +1350,7 @@ const FIRE_REPLY: rt.Decode<[string, number[], number, number, number]> = rt.tup
  *     run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
  *         clock)
  *     rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
- *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace context,
+ *     trace (`string`, 0 to 1024 bytes, default `` in the class): the firing's W3C trace context,
  *         for each job added; '' for none
  *     times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times after
  *         `run`, in order; none for `every`
@@ -3454,7 +3454,7 @@ export class WorkQueue {
    *         queue keeps completed jobs
    *     removeOnFail (`bool`, default `0` in the class): dropped once dead, even while the queue
    *         keeps dead jobs
-   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+   *     trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
    *         context: traceparent[ tracestate]; '' for none
    *
    * Returns:
@@ -3500,7 +3500,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_EVENTS),
         rt.keyOf(this.#keys, KEY_TURNS),
       ],
-      ADD.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, options.trace ?? "''"]),
+      ADD.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, options.trace ?? ""]),
       ADD_REPLY,
     );
   }
@@ -3564,7 +3564,7 @@ export class WorkQueue {
    *     extend (`bool`, default `0` in the class): a call within the window starts it again
    *     replace (`bool`, default `0` in the class): a call within the window replaces the payload
    *         of its job while that job waits
-   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+   *     trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
    *         context, as add.lua's; '' for none
    *
    * Returns:
@@ -3619,7 +3619,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_TURNS),
         KEY_WINDOW.name(ADD_DEDUPLICATED.name, names),
       ],
-      ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, dedup, ttl, options.extend ?? false, options.replace ?? false, options.trace ?? "''"]),
+      ADD_DEDUPLICATED.encode([id, payload, priority, delay, group, options.attempts ?? 0, options.backoff ?? "worker", options.backoffDelay ?? 0, options.backoffMax ?? 0, options.lifo ?? false, options.removeOnComplete ?? false, options.removeOnFail ?? false, dedup, ttl, options.extend ?? false, options.replace ?? false, options.trace ?? ""]),
       ADD_DEDUPLICATED_REPLY,
     );
   }
@@ -3663,7 +3663,7 @@ export class WorkQueue {
    *     payload (`bytes`): the parent's data
    *     priority (`uint`, from 0 to 255): the priority of the parent and its children
    *     group (`string`): the parent's group; '' for none
-   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+   *     trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
    *         context, for the parent and each child; '' for none
    *     children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …:
    *         from 1 to 50 children
@@ -3704,7 +3704,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_SIGNAL),
         rt.keyOf(this.#keys, KEY_BLOCKED),
       ],
-      ADD_FLOW.encode([id, payload, priority, group, options.trace ?? "''", children]),
+      ADD_FLOW.encode([id, payload, priority, group, options.trace ?? "", children]),
       ADD_FLOW_REPLY,
     );
   }
@@ -4239,8 +4239,8 @@ export class WorkQueue {
    *     run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
    *         clock)
    *     rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
-   *     trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace
-   *         context, for each job added; '' for none
+   *     trace (`string`, 0 to 1024 bytes, default `` in the class): the firing's W3C trace context,
+   *         for each job added; '' for none
    *     times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times
    *         after `run`, in order; none for `every`
    *
@@ -4287,7 +4287,7 @@ export class WorkQueue {
         rt.keyOf(this.#keys, KEY_DUE),
         rt.keyOf(this.#keys, KEY_TURNS),
       ],
-      FIRE.encode([schedule, run, rev, options.trace ?? "''", times]),
+      FIRE.encode([schedule, run, rev, options.trace ?? "", times]),
       FIRE_REPLY,
     );
   }

@@ -94,7 +94,7 @@ VERSION = "0.1.0"
 LIBRARY = "redis_patterns_v0_1_0_1629abd34543"
 """The Redis Functions library of these scripts (`functions.lua`), as Redis names it."""
 
-MANIFEST_SHA1 = "0ee3002182eedadf221b43d88ca6603ad7e7c806"
+MANIFEST_SHA1 = "cb999a01b8d09d1292096ecfa58af454dfc0435e"
 """The SHA1 of the crate's `generated/manifest.json` for these scripts: two apps that
 agree on it call the same scripts with the same contracts."""
 

@@ -387,7 +387,7 @@ def add(
             the queue keeps completed jobs
         remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the queue
             keeps dead jobs
-        trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+        trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
             context: traceparent[ tracestate]; '' for none
 
     Returns:
@@ -545,7 +545,7 @@ def add_deduplicated(
         extend (`bool`, default `0` in the class): a call within the window starts it again
         replace (`bool`, default `0` in the class): a call within the window replaces the payload of
             its job while that job waits
-        trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+        trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
             context, as add.lua's; '' for none
 
     Returns:
@@ -661,7 +661,7 @@ def add_flow(
         payload (`bytes`): the parent's data
         priority (`uint`, from 0 to 255): the priority of the parent and its children
         group (`string`): the parent's group; '' for none
-        trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+        trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
             context, for the parent and each child; '' for none
         children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …:
             from 1 to 50 children
@@ -1426,8 +1426,8 @@ def fire(
         run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
             clock)
         rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
-        trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace
-            context, for each job added; '' for none
+        trace (`string`, 0 to 1024 bytes, default `` in the class): the firing's W3C trace context,
+            for each job added; '' for none
         times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times
             after `run`, in order; none for `every`
 
@@ -3435,7 +3435,7 @@ class WorkQueue:
         lifo: bool = False,
         remove_on_complete: bool = False,
         remove_on_fail: bool = False,
-        trace: str = "''",
+        trace: str = "",
     ) -> _rt.Call[_t.Tuple[bool, str]]:
         """Adds a job, unless a job with the same id is in the queue (deduplication).
 
@@ -3504,7 +3504,7 @@ class WorkQueue:
                 while the queue keeps completed jobs
             remove_on_fail (`bool`, default `0` in the class): dropped once dead, even while the
                 queue keeps dead jobs
-            trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+            trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
                 context: traceparent[ tracestate]; '' for none
 
         Returns:
@@ -3567,7 +3567,7 @@ class WorkQueue:
         remove_on_fail: bool = False,
         extend: bool = False,
         replace: bool = False,
-        trace: str = "''",
+        trace: str = "",
     ) -> _rt.Call[_t.Tuple[str, str, _t.Optional[str]]]:
         """Adds a job unless one was added under the same deduplication id within its window.
 
@@ -3628,7 +3628,7 @@ class WorkQueue:
             extend (`bool`, default `0` in the class): a call within the window starts it again
             replace (`bool`, default `0` in the class): a call within the window replaces the
                 payload of its job while that job waits
-            trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+            trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
                 context, as add.lua's; '' for none
 
         Returns:
@@ -3687,7 +3687,7 @@ class WorkQueue:
         group: str,
         children: _t.Sequence[_rt.Bytes],
         *,
-        trace: str = "''",
+        trace: str = "",
     ) -> _rt.Call[_t.Tuple[bool, str]]:
         """Adds a flow: a parent job that waits until each of its children (jobs of this queue) has
         ended.
@@ -3728,7 +3728,7 @@ class WorkQueue:
             payload (`bytes`): the parent's data
             priority (`uint`, from 0 to 255): the priority of the parent and its children
             group (`string`): the parent's group; '' for none
-            trace (`string`, 0 to 1024 bytes, default `''` in the class): the producer's W3C trace
+            trace (`string`, 0 to 1024 bytes, default `` in the class): the producer's W3C trace
                 context, for the parent and each child; '' for none
             children (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue),
                 …: from 1 to 50 children
@@ -4277,7 +4277,7 @@ class WorkQueue:
         rev: int,
         times: _t.Sequence[int],
         *,
-        trace: str = "''",
+        trace: str = "",
     ) -> _rt.Call[_t.Tuple[str, _t.List[int], int, int, int]]:
         """Fires one run of a schedule: adds its job(s) and moves its next run time, once.
 
@@ -4321,7 +4321,7 @@ class WorkQueue:
             run (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server
                 clock)
             rev (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read
-            trace (`string`, 0 to 1024 bytes, default `''` in the class): the firing's W3C trace
+            trace (`string`, 0 to 1024 bytes, default `` in the class): the firing's W3C trace
                 context, for each job added; '' for none
             times (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times
                 after `run`, in order; none for `every`
