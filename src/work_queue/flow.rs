@@ -155,13 +155,7 @@ impl WorkQueue {
                 &trace,
                 &args,
             );
-            Ok(op.map(move |reply| {
-                let added = Added::of(reply)?;
-                if let Some(send) = &send {
-                    send.added(added);
-                }
-                Ok(added)
-            }))
+            Ok(op.map(Added::sent(send)))
         })
     }
 }

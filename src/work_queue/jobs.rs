@@ -596,7 +596,7 @@ pub(super) fn info(id: String, state: State, fields: JobFields) -> Result<JobInf
     })
 }
 
-/// A row of `take.lua`'s reply: id, token, delivery, deadline, group, payload.
+/// A row of `take.lua`'s reply: id, token, delivery, deadline, group, payload, trace context.
 pub(super) type TakenRow = (
     String,
     String,

@@ -5,18 +5,35 @@ use std::time::Duration;
 use redis::{ToRedisArgs, Value};
 
 use super::jobs::{info, negative, taken, unsigned};
+use super::spans::SendSpan;
 use super::{
     Added, Counts, Done, Job, JobInfo, JobOptions, Nacked, Removed, State, WorkQueue, Worker, flow,
     script, spans,
 };
 #[cfg(doc)]
 use super::{LEASE_LOST, MAX_PAGE, MAX_TAKE, RESULT_TOO_BIG, Settings};
+use crate::runtime::error::Result;
 use crate::runtime::input;
 use crate::runtime::op::Op;
 use crate::runtime::token;
 
 /// The longest delay `nack.lua` accepts; a longer backoff is cut to it.
 const MAX_DELAY: Duration = Duration::from_millis(1_000_000_000_000);
+
+impl Added {
+    /// Reads an add's reply, and ends its `send` span with it.
+    pub(super) fn sent(
+        send: Option<SendSpan>,
+    ) -> impl Fn((bool, String)) -> Result<Added> + Send + Sync + 'static {
+        move |reply| {
+            let added = Added::of(reply)?;
+            if let Some(send) = &send {
+                send.added(added);
+            }
+            Ok(added)
+        }
+    }
+}
 
 impl WorkQueue {
     /// Adds a job with priority 0, no delay and no group, unless a job with the same id
@@ -64,13 +81,7 @@ impl WorkQueue {
                 options.remove_on_fail,
                 &trace,
             );
-            Ok(op.map(move |reply| {
-                let added = Added::of(reply)?;
-                if let Some(send) = &send {
-                    send.added(added);
-                }
-                Ok(added)
-            }))
+            Ok(op.map(Added::sent(send)))
         })
     }
 
