@@ -84,8 +84,8 @@ use opentelemetry::global::{self, BoxedTracer};
 #[cfg(feature = "aio")]
 use opentelemetry::trace::FutureExt;
 use opentelemetry::trace::{
-    Link, SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId,
-    TraceState, Tracer,
+    Link, Span as _, SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt,
+    TraceFlags, TraceId, TraceState, Tracer,
 };
 use opentelemetry::{Context, InstrumentationScope, KeyValue};
 
@@ -327,8 +327,8 @@ impl LoopSpans {
                 "messaging.batch.message_count",
                 jobs.len() as i64,
             ));
-        let mut span = tracer().build_with_context(builder, &Context::new());
-        opentelemetry::trace::Span::end(&mut span);
+        // It covers the take: it ends now that the take answered.
+        tracer().build_with_context(builder, &Context::new()).end();
         for job in jobs {
             let cx = process_started(&self.queue, job, start);
             self.processing.insert(job.token.clone(), cx);
