@@ -36,7 +36,10 @@ import {
 } from "./machine.js";
 import { LEASE_LOST, type Renewal, type RenewalCounts } from "./renewals.js";
 import type { ToThread, ThreadData } from "./renewals-thread.js";
-import type { Client, Ms } from "./runtime.js";
+import type { Call, Client, Ms } from "./runtime.js";
+
+/** A row of `work_queue/take`'s reply, as the generated call decodes it. */
+type TakenRow = ReturnType<WorkQueue["take"]> extends Call<(infer Row)[]> ? Row : never;
 
 /** The most jobs one `work_queue/take` hands out, and acks: its header's bound. */
 export const MAX_TAKE = Number(TAKE.param("limit").high ?? 1n);
@@ -366,7 +369,7 @@ class Working {
       case "take": {
         for (const finished of sent.done) this.release(finished.job);
         this.report.acked += sent.done.length;
-        const rows = answer as [string, string, number, number, string | null, Buffer, string | null][];
+        const rows = answer as TakenRow[];
         const jobs = rows.map(([id, token, delivery, deadlineMs, group, payload, traceContext]) => ({
           id, token, delivery, deadlineMs, group, payload, traceContext,
         }));
